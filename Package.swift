@@ -1,0 +1,31 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Cabinet",
+    products: [
+        .library(name: "Cabinet", targets: ["Cabinet"]),
+        .executable(name: "playlists", targets: ["Playlists"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CTokyoCabinet",
+            pkgConfig: "tokyocabinet",
+            providers: [.apt(["libtokyocabinet-dev", "zlib1g-dev"])]
+        ),
+        .target(
+            name: "Cabinet",
+            dependencies: ["CTokyoCabinet"]
+        ),
+        .executableTarget(
+            name: "Playlists",
+            dependencies: ["Cabinet"],
+            path: "Examples/Playlists"
+        ),
+        .testTarget(
+            name: "CabinetTests",
+            dependencies: ["Cabinet"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,75 @@
+/// Where a store keeps its tables: one table per stored class, plus one for
+/// named buffers. ``TokyoCabinetBackend`` keeps each table in a Tokyo Cabinet
+/// hash database file; ``MemoryBackend`` keeps them in memory.
+///
+/// The store talks to its backend only through this protocol and
+/// ``StorageTable``. Every method that can fail throws a ``CabinetError``
+/// that names the table; none traps on damaged data.
+public protocol StorageBackend: AnyObject {
+    /// Where the tables live (a directory path, or a name for in-memory stores).
+    var path: String { get }
+
+    /// Opens the table `name`, creating it if it does not exist.
+    ///
+    /// Throws ``CabinetError/notADatabase(_:reason:)`` when something that is
+    /// not a table is in its place, ``CabinetError/storeLocked(path:pid:)`` when
+    /// another process holds it, ``CabinetError/backendFailure(_:operation:code:message:)`` otherwise.
+    func openTable(named name: String) throws -> any StorageTable
+
+    /// The names of the tables that exist, whether opened or not.
+    func tableNames() throws -> [String]
+
+    /// Closes every table and releases the store's lock. Calling it twice does nothing.
+    func close()
+}
+
+/// One table of byte-string keys and values.
+///
+/// Reads hand the value to a closure for the duration of the call, so a
+/// read loop copies each record once and allocates nothing per record.
+public protocol StorageTable: AnyObject {
+    /// The table's file (or name), used in error messages.
+    var path: String { get }
+
+    /// The number of records, including the class metadata row.
+    var recordCount: Int { get }
+
+    /// Calls `body` with the value stored under `key`, or returns `nil` if there is none.
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+
+    /// Stores `value` under `key`, replacing any previous value.
+    func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws
+
+    /// Removes the value under `key`; returns whether there was one.
+    @discardableResult
+    func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool
+
+    /// Calls `body` with each key and value, in the table's own order, until it returns `false`.
+    /// The table must not be changed while this runs.
+    func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
+
+    /// Starts a transaction: changes until ``commitTransaction()`` become visible
+    /// together, or not at all after ``abortTransaction()``.
+    func beginTransaction() throws
+    /// Makes the transaction's changes permanent.
+    func commitTransaction() throws
+    /// Discards the transaction's changes.
+    func abortTransaction() throws
+}
+
+extension StorageTable {
+    /// Calls `body` with the value under a 4-byte little-endian row key.
+    @inlinable
+    func withValue<R>(forRow rowID: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withUnsafeBytes(of: rowID.littleEndian) { try withValue(forKey: $0, body) }
+    }
+
+    func setValue(_ value: UnsafeRawBufferPointer, forRow rowID: UInt32) throws {
+        try withUnsafeBytes(of: rowID.littleEndian) { try setValue(value, forKey: $0) }
+    }
+
+    @discardableResult
+    func removeValue(forRow rowID: UInt32) throws -> Bool {
+        try withUnsafeBytes(of: rowID.littleEndian) { try removeValue(forKey: $0) }
+    }
+}

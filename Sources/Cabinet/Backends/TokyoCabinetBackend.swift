@@ -1,0 +1,95 @@
+import CTokyoCabinet
+import Foundation
+
+/// The backend that keeps each table in a Tokyo Cabinet hash database file,
+/// all in one store directory: the layout BNRPersistence used, so its stores
+/// open here and Cabinet's stores keep its format (see `docs/FORMAT.md`).
+///
+/// ``ObjectStore/init(path:options:)`` creates one for you; make one yourself
+/// to tune the files Cabinet creates:
+/// ```swift
+/// var tuning = TokyoCabinetBackend.Options()
+/// tuning.bucketCount = 2_000_003      // for a class of about a million objects
+/// let store = try ObjectStore(backend: TokyoCabinetBackend(directory: "/tmp/music", options: tuning))
+/// ```
+/// The directory is locked while the backend is open: a second writer, in
+/// this process or another, gets ``CabinetError/storeLocked(path:pid:)``.
+public final class TokyoCabinetBackend: StorageBackend {
+    /// Tuning for newly created files (existing files keep their own), and durability.
+    public struct Options: Sendable, Equatable {
+        /// The number of hash buckets of a new file: about as many as the objects it will hold.
+        public var bucketCount: Int64 = 131_071
+        /// Records are aligned to 2^alignmentPower bytes.
+        public var alignmentPower: Int8 = 4
+        /// The free-block pool holds 2^freeBlockPoolPower entries.
+        public var freeBlockPoolPower: Int8 = 10
+        /// How many bytes of each file are memory-mapped.
+        public var mappedSize: Int64 = 64 << 20
+        /// Whether each commit waits for the data to reach the disk (`HDBOTSYNC`):
+        /// survives power loss, at the cost of an fsync per file per save.
+        public var syncOnCommit = false
+
+        public init() {}
+    }
+
+    public let path: String
+    public let options: Options
+    private var lock: StoreLock?
+    private var tables: [String: TokyoCabinetTable] = [:]
+
+    /// Opens (creating if missing) the store directory at `directory` and locks it.
+    ///
+    /// Throws ``CabinetError/notADirectory(path:)`` if a file is in the way and
+    /// ``CabinetError/storeLocked(path:pid:)`` if another writer has it open.
+    public init(directory: String, options: Options = Options()) throws {
+        path = directory
+        self.options = options
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw CabinetError.notADirectory(path: directory) }
+        } else {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
+            }
+        }
+        lock = try StoreLock(directory: directory)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The file that holds table `name`.
+    public func filePath(forTable name: String) -> String {
+        path + "/" + name
+    }
+
+    public func openTable(named name: String) throws -> any StorageTable {
+        if let table = tables[name] { return table }
+        guard lock != nil else { throw CabinetError.storeClosed(path: path) }
+        let table = try TokyoCabinetTable(path: filePath(forTable: name), options: options)
+        tables[name] = table
+        return table
+    }
+
+    /// Tokyo Cabinet files in the directory: regular files whose first bytes are
+    /// Tokyo Cabinet's magic. Dot files and anything else are left alone.
+    public func tableNames() throws -> [String] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw CabinetError.cannotAccessDirectory(path: path, reason: "\(error.localizedDescription)")
+        }
+        return names.filter { !$0.hasPrefix(".") && TokyoCabinetTable.hasMagic(atPath: filePath(forTable: $0)) }.sorted()
+    }
+
+    public func close() {
+        for table in tables.values { table.close() }
+        tables.removeAll()
+        lock?.release()
+        lock = nil
+    }
+}

@@ -1,0 +1,159 @@
+import CTokyoCabinet
+import Foundation
+
+/// One Tokyo Cabinet hash database file.
+final class TokyoCabinetTable: StorageTable {
+    /// The first bytes of every Tokyo Cabinet database file.
+    static let magic = Array("ToKyO CaBiNeT\n".utf8)
+
+    let path: String
+    private var handle: UnsafeMutablePointer<TCHDB>?
+    /// Reused for single reads, so a fault costs no allocation.
+    private var scratch: UnsafeMutableRawPointer
+    private var scratchCapacity = 1024
+    /// Reused for iteration.
+    private let iterationKey: UnsafeMutablePointer<TCXSTR>
+    private let iterationValue: UnsafeMutablePointer<TCXSTR>
+
+    init(path: String, options: TokyoCabinetBackend.Options) throws {
+        self.path = path
+        guard let hdb = tchdbnew() else {
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
+        }
+        _ = tchdbtune(hdb, options.bucketCount, options.alignmentPower, options.freeBlockPoolPower, 0)
+        _ = tchdbsetxmsiz(hdb, options.mappedSize)
+        var mode = Int32(HDBOREADER | HDBOWRITER | HDBOCREAT | HDBOLCKNB)
+        if options.syncOnCommit { mode |= Int32(HDBOTSYNC) }
+        guard tchdbopen(hdb, path, mode) else {
+            let code = tchdbecode(hdb)
+            tchdbdel(hdb)
+            throw TokyoCabinetTable.openError(path: path, code: code)
+        }
+        handle = hdb
+        scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
+        iterationKey = tcxstrnew()
+        iterationValue = tcxstrnew()
+    }
+
+    deinit {
+        close()
+        scratch.deallocate()
+        tcxstrdel(iterationKey)
+        tcxstrdel(iterationValue)
+    }
+
+    private static func openError(path: String, code: Int32) -> CabinetError {
+        let location = RecordLocation(file: path)
+        let message = String(cString: tchdberrmsg(code))
+        switch Int(code) {
+        case Int(TCEMETA), Int(TCERHEAD), Int(TCEREAD), Int(TCEMMAP):
+            let reason = hasMagic(atPath: path) ? "its header is damaged: \(message)" : "it does not start with Tokyo Cabinet's magic"
+            return .notADatabase(location, reason: reason)
+        case Int(TCELOCK):
+            return .storeLocked(path: path, pid: nil)
+        default:
+            return .backendFailure(location, operation: "open", code: code, message: message)
+        }
+    }
+
+    static func hasMagic(atPath path: String) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        let head = (try? file.read(upToCount: magic.count)) ?? Data()
+        return Array(head) == magic
+    }
+
+    private func failure(_ operation: String) -> CabinetError {
+        guard let handle else { return .storeClosed(path: path) }
+        let code = tchdbecode(handle)
+        return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: String(cString: tchdberrmsg(code)))
+    }
+
+    private func open() throws -> UnsafeMutablePointer<TCHDB> {
+        guard let handle else { throw CabinetError.storeClosed(path: path) }
+        return handle
+    }
+
+    var recordCount: Int {
+        guard let handle else { return 0 }
+        return Int(tchdbrnum(handle))
+    }
+
+    /// The file's size in bytes.
+    var fileSize: UInt64 {
+        guard let handle else { return 0 }
+        return tchdbfsiz(handle)
+    }
+
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let hdb = try open()
+        while true {
+            let size = Int(tchdbget3(hdb, key.baseAddress, Int32(key.count), scratch, Int32(scratchCapacity)))
+            if size < 0 {
+                if tchdbecode(hdb) == Int32(TCENOREC) { return nil }
+                throw failure("read")
+            }
+            if size < scratchCapacity {
+                return try body(UnsafeRawBufferPointer(start: scratch, count: size))
+            }
+            // The value may have been cut to fit: ask for its size and read again with room for it.
+            let full = Int(tchdbvsiz(hdb, key.baseAddress, Int32(key.count)))
+            if full < 0 { throw failure("read") }
+            if full < scratchCapacity {
+                return try body(UnsafeRawBufferPointer(start: scratch, count: full))
+            }
+            scratch.deallocate()
+            scratchCapacity = full + 1
+            scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
+        }
+    }
+
+    func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+        let hdb = try open()
+        guard tchdbput(hdb, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(scratch), Int32(value.count)) else {
+            throw failure("write")
+        }
+    }
+
+    func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
+        let hdb = try open()
+        if tchdbout(hdb, key.baseAddress, Int32(key.count)) { return true }
+        if tchdbecode(hdb) == Int32(TCENOREC) { return false }
+        throw failure("delete")
+    }
+
+    func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let hdb = try open()
+        guard tchdbiterinit(hdb) else { throw failure("iterate") }
+        while tchdbiternext3(hdb, iterationKey, iterationValue) {
+            let key = UnsafeRawBufferPointer(start: tcxstrptr(iterationKey), count: Int(tcxstrsize(iterationKey)))
+            let value = UnsafeRawBufferPointer(start: tcxstrptr(iterationValue), count: Int(tcxstrsize(iterationValue)))
+            if try !body(key, value) { return }
+        }
+        if tchdbecode(hdb) != Int32(TCENOREC) { throw failure("iterate") }
+    }
+
+    func beginTransaction() throws {
+        guard tchdbtranbegin(try open()) else { throw failure("begin transaction") }
+    }
+
+    func commitTransaction() throws {
+        guard tchdbtrancommit(try open()) else { throw failure("commit") }
+    }
+
+    func abortTransaction() throws {
+        guard tchdbtranabort(try open()) else { throw failure("abort transaction") }
+    }
+
+    /// Copies the file to `destination` while holding its lock: a consistent snapshot.
+    func copy(to destination: String) throws {
+        guard tchdbcopy(try open(), destination) else { throw failure("copy") }
+    }
+
+    func close() {
+        guard let handle else { return }
+        _ = tchdbclose(handle)
+        tchdbdel(handle)
+        self.handle = nil
+    }
+}

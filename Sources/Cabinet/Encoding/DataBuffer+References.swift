@@ -1,0 +1,135 @@
+// A reference is the row ID as UInt32 LE (0 is nil); a list of references is a
+// UInt32 LE count followed by row IDs. A heterogeneous reference puts the
+// class ID (UInt8) of the target's class in front of its row ID.
+
+/// Lets a buffer turn row IDs into objects of its store. The store clears
+/// `store` when it closes, so a buffer that outlives it throws instead of
+/// touching freed memory.
+final class ReferenceResolver {
+    unowned(unsafe) var store: ObjectStore?
+}
+
+extension DataBuffer {
+    /// Writes a reference to `object` (its row ID), or `nil`.
+    ///
+    /// The object must have been inserted; saving an object that refers to one
+    /// that was not throws ``CabinetError/referenceToUninsertedObject(_:targetClass:)``.
+    public mutating func writeReference(_ object: StoredObject?) {
+        guard let object else { return writeUInt32(0) }
+        noteIfUninserted(object)
+        writeUInt32(object.rowID)
+    }
+
+    /// Reads a reference written by ``writeReference(_:)``: the live object of
+    /// that row, or a fault that loads when one of its `@Stored` properties is read.
+    public mutating func readReference<T: StoredObject>(to type: T.Type) throws -> T? {
+        let entry = try referenceEntry(for: T.self)
+        let rowID = try readUInt32()
+        if rowID == 0 { return nil }
+        try checkReferencedRow(rowID)
+        return unsafeDowncast(entry.object(at: rowID), to: T.self)
+    }
+
+    /// Writes an ordered list of references: a count, then each row ID.
+    public mutating func writeReferences<Objects: Collection>(_ objects: Objects) where Objects.Element: StoredObject {
+        writeUInt32(UInt32(objects.count))
+        for object in objects {
+            noteIfUninserted(object)
+            writeUInt32(object.rowID)
+        }
+    }
+
+    /// Reads a list written by ``writeReferences(_:)``, in order. Nil entries
+    /// (row ID 0, which BNRPersistence skipped too) are left out.
+    public mutating func readReferences<T: StoredObject>(to type: T.Type) throws -> [T] {
+        let entry = try referenceEntry(for: T.self)
+        let count = try readListCount(bytesPerElement: 4)
+        var result: [T] = []
+        result.reserveCapacity(count)
+        for _ in 0..<count {
+            let rowID = try readUInt32()
+            if rowID == 0 { continue }
+            try checkReferencedRow(rowID)
+            result.append(unsafeDowncast(entry.object(at: rowID), to: T.self))
+        }
+        return result
+    }
+
+    /// Writes a reference to an object of any registered class: its class ID, then its row ID.
+    public mutating func writeAnyReference(_ object: StoredObject?) {
+        guard let object else {
+            writeUInt8(0)
+            return writeUInt32(0)
+        }
+        noteIfUninserted(object)
+        writeUInt8(object.entry?.metadata.classID ?? 0)
+        writeUInt32(object.rowID)
+    }
+
+    /// Reads a reference written by ``writeAnyReference(_:)``.
+    ///
+    /// Throws ``CabinetError/unknownClassID(_:classID:)`` if no registered class has the stored class ID.
+    public mutating func readAnyReference() throws -> StoredObject? {
+        let classID = try readUInt8()
+        let rowID = try readUInt32()
+        if rowID == 0 { return nil }
+        try checkReferencedRow(rowID)
+        return try anyEntry(classID: classID).object(at: rowID)
+    }
+
+    /// Writes a list of references to objects of any registered classes.
+    public mutating func writeAnyReferences<Objects: Collection>(_ objects: Objects) where Objects.Element == StoredObject {
+        writeUInt32(UInt32(objects.count))
+        for object in objects { writeAnyReference(object) }
+    }
+
+    /// Reads a list written by ``writeAnyReferences(_:)``; nil entries are left out.
+    public mutating func readAnyReferences() throws -> [StoredObject] {
+        let count = try readListCount(bytesPerElement: 5)
+        var result: [StoredObject] = []
+        result.reserveCapacity(count)
+        for _ in 0..<count {
+            if let object = try readAnyReference() { result.append(object) }
+        }
+        return result
+    }
+
+    /// Reads a list's count and checks the elements fit in what remains, so a
+    /// damaged count cannot make the reader allocate.
+    mutating func readListCount(bytesPerElement: Int) throws -> Int {
+        let count = Int(try readUInt32())
+        guard count <= readableBytes / bytesPerElement else {
+            readerIndex -= 4
+            throw malformed("a list of \(count) references, but only \(readableBytes - 4) bytes follow")
+        }
+        return count
+    }
+
+    private mutating func noteIfUninserted(_ object: StoredObject) {
+        if object.rowID == 0 && firstUninsertedReference == nil {
+            firstUninsertedReference = String(describing: type(of: object))
+        }
+    }
+
+    private func checkReferencedRow(_ rowID: UInt32) throws {
+        if rowID < ClassMetadata.firstObjectRowID {
+            throw malformed("a reference to row \(rowID), which holds no object")
+        }
+    }
+
+    private func referenceEntry<T: StoredObject>(for type: T.Type) throws -> ClassEntry {
+        guard let store = resolver?.store else { throw CabinetError.noStoreForReferences }
+        guard let entry = store.entry(for: type) else {
+            throw CabinetError.classNotRegistered(className: String(describing: type))
+        }
+        return entry
+    }
+
+    private func anyEntry(classID: UInt8) throws -> ClassEntry {
+        guard let store = resolver?.store else { throw CabinetError.noStoreForReferences }
+        guard let entry = store.entry(classID: classID) else {
+            throw CabinetError.unknownClassID(location, classID: classID)
+        }
+        return entry
+    }
+}

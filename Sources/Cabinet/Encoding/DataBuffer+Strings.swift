@@ -1,0 +1,102 @@
+import Foundation
+
+// A String or Data is a UInt32 little-endian byte count followed by the bytes;
+// a count of 0 reads back as empty (or nil, for the optional forms).
+// A Date is a big-endian Float64 of seconds since 2001-01-01 00:00:00 UTC; 0 means nil.
+
+extension DataBuffer {
+    /// Writes a length-prefixed byte run.
+    @usableFromInline
+    mutating func writeCounted(_ source: UnsafeRawBufferPointer) {
+        precondition(source.count <= Int(UInt32.max), "Cabinet: a String or Data over 4 GiB cannot be stored")
+        appendLittleEndian(UInt32(truncatingIfNeeded: source.count))
+        bytes.append(contentsOf: source)
+    }
+
+    /// Reads a length prefix and checks that that many bytes follow; returns where they start.
+    @usableFromInline
+    mutating func readCountedRange() throws -> Range<Int> {
+        let count = Int(try readLittleEndian(UInt32.self))
+        guard count <= readableBytes else {
+            readerIndex -= 4
+            throw malformed("a length of \(count) bytes, but only \(readableBytes - 4) follow")
+        }
+        let start = readerIndex
+        readerIndex += count
+        return start..<(start + count)
+    }
+
+    /// Writes a String as its UTF-8 bytes with a UInt32 byte count in front.
+    public mutating func writeString(_ value: String) {
+        var value = value
+        value.withUTF8 { writeCounted(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Reads a String written by ``writeString(_:)``; an empty or nil string reads as `""`.
+    ///
+    /// Throws if the count runs past the end of the record or the bytes are not UTF-8.
+    public mutating func readString() throws -> String {
+        try readOptionalString() ?? ""
+    }
+
+    /// Writes an optional String; `nil` and `""` are both stored as a count of 0.
+    public mutating func writeOptionalString(_ value: String?) {
+        writeString(value ?? "")
+    }
+
+    /// Reads a String that may be absent: a count of 0 reads as `nil`.
+    public mutating func readOptionalString() throws -> String? {
+        let range = try readCountedRange()
+        if range.isEmpty { return nil }
+        let decoded = bytes.withUnsafeBufferPointer { all in
+            String(validating: UnsafeBufferPointer(rebasing: all[range]), as: UTF8.self)
+        }
+        guard let decoded else {
+            readerIndex = range.lowerBound - 4
+            throw malformed("a string of \(range.count) bytes that is not valid UTF-8")
+        }
+        return decoded
+    }
+
+    /// Writes Data with a UInt32 byte count in front.
+    public mutating func writeData(_ value: Data) {
+        value.withUnsafeBytes { writeCounted($0) }
+    }
+
+    /// Reads Data written by ``writeData(_:)``; a count of 0 reads as empty Data.
+    public mutating func readData() throws -> Data {
+        let range = try readCountedRange()
+        return bytes.withUnsafeBytes { Data($0[range]) }
+    }
+
+    /// Writes raw bytes with a UInt32 byte count in front (the same layout as Data).
+    public mutating func writeBytes(_ value: [UInt8]) {
+        value.withUnsafeBytes { writeCounted($0) }
+    }
+
+    /// Reads bytes written by ``writeBytes(_:)`` or ``writeData(_:)``.
+    public mutating func readBytes() throws -> [UInt8] {
+        let range = try readCountedRange()
+        return Array(bytes[range])
+    }
+
+    /// Writes an optional Date as seconds since 2001-01-01 00:00:00 UTC, big-endian; `nil` as 0.
+    ///
+    /// As in BNRPersistence, the exact instant 2001-01-01 00:00:00 UTC reads back as `nil`.
+    public mutating func writeDate(_ value: Date?) {
+        writeFloat64(value?.timeIntervalSinceReferenceDate ?? 0)
+    }
+
+    /// Reads a Date written by ``writeDate(_:)``; 0 reads as `nil`.
+    ///
+    /// Throws on NaN, which no Date writes.
+    public mutating func readDate() throws -> Date? {
+        let seconds = try readFloat64()
+        if seconds == 0 { return nil }
+        guard !seconds.isNaN else {
+            readerIndex -= 8
+            throw malformed("a date that is not a number")
+        }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+}

@@ -1,0 +1,108 @@
+/// The base class of every object Cabinet stores.
+///
+/// Subclass it, mark the stored properties `@Stored`, and write them to and
+/// read them from a ``DataBuffer`` in the same order:
+/// ```swift
+/// final class Song: StoredObject {
+///     @Stored var title = ""
+///     @Stored var seconds: UInt32 = 0
+///
+///     override func read(from buffer: inout DataBuffer) throws {
+///         title = try buffer.readString()
+///         seconds = try buffer.readUInt32()
+///     }
+///     override func write(to buffer: inout DataBuffer) {
+///         buffer.writeString(title)
+///         buffer.writeUInt32(seconds)
+///     }
+/// }
+/// ```
+/// All instances of one class live in one database file named ``storedName``.
+/// An instance fetched as the target of a relationship starts as a *fault*
+/// (``hasContent`` is `false`); reading any `@Stored` property loads it.
+///
+/// A `StoredObject` belongs to the store it was inserted into or fetched from,
+/// and like the store it must be used from one thread (or actor) at a time.
+open class StoredObject {
+    /// The object's row in its class's file: 0 until it is inserted, then
+    /// fixed for its life (row IDs start at 2; row 1 holds the class metadata).
+    public internal(set) var rowID: UInt32 = 0
+
+    /// `false` while the object is a fault whose content has not been read
+    /// from disk yet. New objects have content.
+    public internal(set) var hasContent: Bool = true
+
+    /// The store's bookkeeping for this object's class; `nil` while the object
+    /// belongs to no store. Unowned: the store detaches its live objects when it closes.
+    @usableFromInline unowned(unsafe) var entry: ClassEntry?
+
+    /// What the next save must do with this object.
+    @usableFromInline var changeState: ChangeState = .clean
+
+    /// Set when loading the content failed, so that a property read does not retry on every access.
+    var contentLoadFailed = false
+
+    /// Creates an object that belongs to no store; ``ObjectStore/insert(_:)`` adds it.
+    public required init() {}
+
+    deinit {
+        entry?.objectDidDeinit(self)
+    }
+
+    /// Reads the object's content, in the order ``write(to:)`` wrote it.
+    ///
+    /// Use `buffer.version` to read records written by older versions of the class.
+    /// Setting properties here is not tracked as a change.
+    open func read(from buffer: inout DataBuffer) throws {}
+
+    /// Writes the object's content.
+    open func write(to buffer: inout DataBuffer) {}
+
+    /// Called by ``ObjectStore/delete(_:)`` before the object is deleted: apply
+    /// delete rules here (remove it from relationships, delete what it owns).
+    open func prepareForDelete() {}
+
+    /// Called when the store closes: set relationships to empty or `nil` so
+    /// that cycles between objects (a playlist and its songs) are freed.
+    open func dissolveAllRelationships() {}
+
+    /// The name of the class's database file. Defaults to the unqualified class
+    /// name, as BNRPersistence named its files; override it to rename a class
+    /// without moving its data, or to map two classes to one file.
+    open class var storedName: String { String(describing: self) }
+
+    /// The version of the class's layout, written at the start of each record
+    /// (see ``DataBuffer/version``). Raise it when ``write(to:)`` changes.
+    open class var version: UInt8 { 1 }
+
+    /// The store this object belongs to, or `nil`.
+    public var store: ObjectStore? { entry?.store }
+
+    /// Loads the content of a fault; called by `@Stored` getters and setters.
+    @usableFromInline
+    final func loadContentIfNeeded() {
+        guard !hasContent, !contentLoadFailed, let entry else { return }
+        entry.store?.loadFaultReportingErrors(self, entry: entry)
+    }
+
+    /// Records that a `@Stored` property is about to change.
+    @inlinable
+    final func storedPropertyWillChange() {
+        // The common cases are one compare each: an object of no store, or one already tracked.
+        guard changeState == .clean, entry != nil else { return }
+        storedPropertyWillChangeSlowPath()
+    }
+
+    @usableFromInline
+    final func storedPropertyWillChangeSlowPath() {
+        loadContentIfNeeded()
+        entry?.store?.willUpdate(self)
+    }
+}
+
+/// What a save must do with an object. `loading` marks an object whose content
+/// is being read, so its setters record nothing.
+@usableFromInline
+enum ChangeState: UInt8 {
+    case clean, inserted, updated, deleted, loading
+}

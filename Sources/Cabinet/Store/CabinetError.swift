@@ -1,0 +1,131 @@
+/// Where in a store something happened: the file, the stored class and the row.
+///
+/// Every ``CabinetError`` that concerns stored data carries one, so a message
+/// can say exactly which record of which file is involved.
+public struct RecordLocation: Hashable, Sendable, CustomStringConvertible {
+    /// The path of the database file (or the in-memory table's name).
+    public var file: String
+    /// The stored class name (``StoredObject/storedName``), or `nil` for named buffers.
+    public var className: String?
+    /// The row ID, or `nil` when the problem concerns the whole file.
+    public var rowID: UInt32?
+
+    public init(file: String, className: String? = nil, rowID: UInt32? = nil) {
+        self.file = file
+        self.className = className
+        self.rowID = rowID
+    }
+
+    public var description: String {
+        var text = "'\(file)'"
+        if let className { text += ", class \(className)" }
+        if let rowID { text += ", row \(rowID)" }
+        return text
+    }
+}
+
+/// The one error type Cabinet throws.
+///
+/// Switch on the case to react; print it (``description``) to tell a person what
+/// happened, where, and what to do:
+/// ```swift
+/// do {
+///     let store = try ObjectStore(path: "/tmp/music")
+/// } catch CabinetError.storeLocked(let path, let pid) {
+///     print("\(path) is in use by process \(pid.map(String.init) ?? "?")")
+/// } catch {
+///     print(error)
+/// }
+/// ```
+public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The store path exists and is not a directory.
+    case notADirectory(path: String)
+    /// The store directory could not be created or read.
+    case cannotAccessDirectory(path: String, reason: String)
+    /// Another process (or another `ObjectStore` in this process) has the store open.
+    case storeLocked(path: String, pid: Int32?)
+    /// A class file exists but is not a Tokyo Cabinet hash database.
+    case notADatabase(RecordLocation, reason: String)
+    /// The storage backend (Tokyo Cabinet) reported an error.
+    case backendFailure(RecordLocation, operation: String, code: Int32, message: String)
+    /// A record is shorter than what its reader asked for.
+    case truncatedRecord(RecordLocation, offset: Int, needed: Int, available: Int)
+    /// A record's bytes do not decode: a bad length, invalid UTF-8, a bad key.
+    case malformedRecord(RecordLocation, reason: String)
+    /// A class's metadata row (row 1) is damaged.
+    case malformedMetadata(RecordLocation, reason: String)
+    /// A record was written by a newer version of its class than this program declares.
+    case newerVersion(RecordLocation, recordVersion: UInt8, classVersion: UInt8)
+    /// A fault or fetch names a row that is not in its class's file (deleted, or a damaged reference).
+    case missingRecord(RecordLocation)
+    /// A heterogeneous reference names a class ID no registered class has.
+    case unknownClassID(RecordLocation, classID: UInt8)
+    /// A class was used before `register(_:)`.
+    case classNotRegistered(className: String)
+    /// Two registered Swift classes claim the same file, or a file's class ID clashes.
+    case classConflict(className: String, reason: String)
+    /// An object being saved refers to an object that was never inserted.
+    case referenceToUninsertedObject(RecordLocation, targetClass: String)
+    /// An object whose content could not be loaded was changed; saving it would overwrite the damaged record.
+    case unloadedObjectModified(RecordLocation)
+    /// A reference was read from a buffer that belongs to no store.
+    case noStoreForReferences
+    /// A named-buffer name is empty or too long.
+    case invalidName(String)
+    /// The store was closed.
+    case storeClosed(path: String)
+
+    /// The location involved, when the error concerns stored data.
+    public var location: RecordLocation? {
+        switch self {
+        case .notADatabase(let l, _), .backendFailure(let l, _, _, _), .truncatedRecord(let l, _, _, _),
+             .malformedRecord(let l, _), .malformedMetadata(let l, _), .newerVersion(let l, _, _),
+             .unknownClassID(let l, _), .missingRecord(let l), .referenceToUninsertedObject(let l, _), .unloadedObjectModified(let l):
+            return l
+        default:
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notADirectory(let path):
+            return "Cabinet: '\(path)' is a file, not a store directory. Pass the path of a directory (it is created if missing)."
+        case .cannotAccessDirectory(let path, let reason):
+            return "Cabinet: cannot use the store directory '\(path)': \(reason). Check the path and its permissions."
+        case .storeLocked(let path, let pid):
+            let who = pid.map { "process \($0)" } ?? "another process"
+            return "Cabinet: the store '\(path)' is locked by \(who). Close it there first, or open a copy."
+        case .notADatabase(let l, let reason):
+            return "Cabinet: \(l) is not a Tokyo Cabinet hash database (\(reason)). Move the file away or restore it from a backup; the other classes are unaffected."
+        case .backendFailure(let l, let op, let code, let message):
+            return "Cabinet: \(op) failed on \(l): \(message) (Tokyo Cabinet error \(code))."
+        case .truncatedRecord(let l, let offset, let needed, let available):
+            return "Cabinet: the record at \(l) is truncated: reading \(needed) bytes at offset \(offset), only \(available) left. The record is damaged or was written by a different class layout."
+        case .malformedRecord(let l, let reason):
+            return "Cabinet: the record at \(l) is malformed: \(reason)."
+        case .malformedMetadata(let l, let reason):
+            return "Cabinet: the metadata row of \(l) is damaged: \(reason). Restore the file from a backup."
+        case .newerVersion(let l, let recordVersion, let classVersion):
+            return "Cabinet: the record at \(l) was written by version \(recordVersion) of its class, but this program declares version \(classVersion). Open the store with the newer program."
+        case .missingRecord(let l):
+            return "Cabinet: there is no record at \(l). The object was deleted, or a reference to it is damaged."
+        case .unknownClassID(let l, let classID):
+            return "Cabinet: the record at \(l) refers to class ID \(classID), which no registered class has. Register every class of the store before reading it."
+        case .classNotRegistered(let className):
+            return "Cabinet: \(className) is not registered with this store. Call store.register(\(className).self) first."
+        case .classConflict(let className, let reason):
+            return "Cabinet: cannot register \(className): \(reason)."
+        case .referenceToUninsertedObject(let l, let target):
+            return "Cabinet: the object at \(l) refers to a \(target) that was never inserted. Insert it (store.insert(_:)) before saving."
+        case .unloadedObjectModified(let l):
+            return "Cabinet: the object at \(l) was changed but its stored content could not be loaded; saving it would overwrite the damaged record. Fetch it again with store.fetch to see the error."
+        case .noStoreForReferences:
+            return "Cabinet: this DataBuffer belongs to no store, so it cannot turn row IDs into objects. Read references from buffers the store hands you."
+        case .invalidName(let name):
+            return "Cabinet: '\(name)' is not a valid named-buffer name (1 to 4096 UTF-8 bytes)."
+        case .storeClosed(let path):
+            return "Cabinet: the store '\(path)' is closed. Open it again with ObjectStore(path:)."
+        }
+    }
+}

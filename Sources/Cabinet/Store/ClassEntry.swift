@@ -1,0 +1,78 @@
+/// Everything a store knows about one registered class: its table, its
+/// metadata row, its live instances, and the changes waiting for the next save.
+@usableFromInline
+final class ClassEntry {
+    unowned(unsafe) var store: ObjectStore?
+    let type: StoredObject.Type
+    let name: String
+    let table: any StorageTable
+    var metadata: ClassMetadata
+    var metadataChanged = false
+
+    var live = UniquingTable()
+    /// Objects to write or delete at the next save. An object is listed once
+    /// (its `changeState` says which list it is on); entries whose state moved
+    /// on since (an insert deleted before saving) are skipped by the save.
+    var inserted: [StoredObject] = []
+    var updated: [StoredObject] = []
+    var deleted: [StoredObject] = []
+
+    init(store: ObjectStore, type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata) {
+        self.store = store
+        self.type = type
+        self.name = name
+        self.table = table
+        self.metadata = metadata
+    }
+
+    var hasChanges: Bool {
+        metadataChanged || !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty
+    }
+
+    func location(row rowID: UInt32? = nil) -> RecordLocation {
+        RecordLocation(file: table.path, className: name, rowID: rowID)
+    }
+
+    /// Row IDs up to here index the uniquing array; beyond, only a damaged reference can point.
+    var denseLimit: UInt32 {
+        metadata.lastRowID &+ 1024
+    }
+
+    /// The live instance of `rowID`, or a new fault for it.
+    @inline(__always)
+    func object(at rowID: UInt32) -> StoredObject {
+        if let existing = live.object(at: rowID) { return existing }
+        let fault = type.init()
+        fault.rowID = rowID
+        fault.hasContent = false
+        adopt(fault)
+        return fault
+    }
+
+    /// Makes `object` the live instance of its row.
+    @inline(__always)
+    func adopt(_ object: StoredObject) {
+        object.entry = self
+        live.insert(object, at: object.rowID, denseLimit: denseLimit)
+    }
+
+    /// Called from `StoredObject.deinit`.
+    func objectDidDeinit(_ object: StoredObject) {
+        live.remove(object, at: object.rowID)
+    }
+
+    /// Detaches `object` from the store (after its delete is saved, or on close).
+    func release(_ object: StoredObject) {
+        live.remove(object, at: object.rowID)
+        object.entry = nil
+        object.changeState = .clean
+    }
+
+    /// Forgets every pending change; used when the store closes.
+    func discardChanges() {
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        metadataChanged = false
+    }
+}

@@ -1,0 +1,82 @@
+extension ObjectStore {
+    /// Adds a new object to the store. It gets its ``StoredObject/rowID`` at
+    /// once and is written at the next ``save()``.
+    ///
+    /// ```swift
+    /// let song = Song(); song.title = "Walking on Sunshine"
+    /// store.insert(song)
+    /// ```
+    /// Inserting an object that is already in this store does nothing (or,
+    /// if it was deleted and not yet saved, keeps it). The object's class must
+    /// be registered; inserting an object of an unregistered class, or one that
+    /// belongs to another store, is a programming error and stops the program.
+    public func insert(_ object: StoredObject) {
+        if let current = object.entry {
+            precondition(current.store === self, "Cabinet: this \(type(of: object)) belongs to another store")
+            if object.changeState == .deleted {
+                object.changeState = .updated
+                current.updated.append(object)
+            }
+            return
+        }
+        precondition(!isClosed, "Cabinet: insert into the closed store '\(path)'")
+        guard let entry = entry(for: type(of: object)) else {
+            preconditionFailure("Cabinet: \(type(of: object)) is not registered with this store; call store.register(\(type(of: object)).self) first")
+        }
+        precondition(entry.metadata.lastRowID < UInt32.max, "Cabinet: \(entry.name) has used every row ID")
+        entry.metadata.lastRowID += 1
+        entry.metadataChanged = true
+        object.rowID = entry.metadata.lastRowID
+        object.hasContent = true
+        object.contentLoadFailed = false
+        object.changeState = .inserted
+        entry.adopt(object)
+        entry.inserted.append(object)
+    }
+
+    /// Deletes an object at the next save, after calling its
+    /// ``StoredObject/prepareForDelete()`` so it can apply delete rules.
+    ///
+    /// ```swift
+    /// store.delete(song)    // song.prepareForDelete() removes it from playlists
+    /// try store.save()
+    /// ```
+    /// Deleting an object that was inserted and never saved simply forgets it.
+    /// Deleting an object of no store, or one already deleted, does nothing.
+    public func delete(_ object: StoredObject) {
+        guard let entry = object.entry, entry.store === self, object.changeState != .deleted else { return }
+        object.prepareForDelete()
+        switch object.changeState {
+        case .inserted:
+            entry.release(object)
+            object.rowID = 0
+        case .deleted:
+            return   // prepareForDelete deleted it itself
+        default:
+            object.changeState = .deleted
+            entry.deleted.append(object)
+        }
+    }
+
+    /// Tells the store an object is about to change, so the next save writes it.
+    ///
+    /// `@Stored` setters call this for you; call it yourself before changing a
+    /// plain property. A fault's content is loaded first, so that your change
+    /// is not overwritten by the content loading later.
+    /// ```swift
+    /// store.willUpdate(list)
+    /// list.cachedDuration = 0     // a property that is not @Stored
+    /// ```
+    public func willUpdate(_ object: StoredObject) {
+        guard let entry = object.entry, entry.store === self, object.changeState == .clean else { return }
+        object.loadContentIfNeeded()
+        guard object.changeState == .clean else { return }
+        object.changeState = .updated
+        entry.updated.append(object)
+    }
+
+    /// Whether anything was inserted, changed or deleted since the last save.
+    public var hasUnsavedChanges: Bool {
+        !pendingNamedBuffers.isEmpty || entriesByName.values.contains { $0.hasChanges }
+    }
+}

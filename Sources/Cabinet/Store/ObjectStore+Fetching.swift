@@ -1,0 +1,198 @@
+extension ObjectStore {
+    /// The object of `type` at `rowID`: the live instance if there is one
+    /// (the very same object, `===`), else a new one with its content loaded;
+    /// `nil` if there is no such row (or it was deleted and not yet saved).
+    ///
+    /// ```swift
+    /// let same = try store.fetch(Song.self, rowID: song.rowID)
+    /// ```
+    public func fetch<T: StoredObject>(_ type: T.Type, rowID: UInt32) throws -> T? {
+        let entry = try requireEntry(for: type)
+        if let live = entry.live.object(at: rowID) {
+            switch live.changeState {
+            case .deleted: return nil
+            case .inserted: return unsafeDowncast(live, to: T.self)
+            default:
+                if !live.hasContent, try !loadContent(of: live, entry: entry) { return nil }
+                return unsafeDowncast(live, to: T.self)
+            }
+        }
+        guard rowID >= ClassMetadata.firstObjectRowID else { return nil }
+        let object = T()
+        object.rowID = rowID
+        object.hasContent = false
+        entry.adopt(object)   // before reading, so a record that refers to itself gets this instance
+        do {
+            guard try loadContent(of: object, entry: entry) else {
+                entry.release(object)
+                return nil
+            }
+        } catch {
+            entry.release(object)
+            throw error
+        }
+        return object
+    }
+
+    /// Every object of `type`, each with its content loaded; objects they refer
+    /// to are faults. Objects inserted and not yet saved are included, objects
+    /// deleted and not yet saved are not. The order is the file's own
+    /// (roughly the order rows were first saved), then unsaved inserts.
+    ///
+    /// ```swift
+    /// let lists = try store.fetchAll(Playlist.self)
+    /// ```
+    /// Throws on the first damaged record, naming it. For classes too large to
+    /// hold in memory at once, use ``enumerate(_:_:)``.
+    public func fetchAll<T: StoredObject>(_ type: T.Type) throws -> [T] {
+        let entry = try requireEntry(for: type)
+        var result: [T] = []
+        result.reserveCapacity(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
+        try forEachObject(entry, as: T.self) { object in
+            result.append(object)
+            return true
+        }
+        return result
+    }
+
+    /// Calls `body` with each object of `type`, loading one record at a time:
+    /// memory stays bounded whatever the class's size, as long as `body` does
+    /// not keep the objects. Set `stop` to `true` to end early.
+    ///
+    /// ```swift
+    /// var total: UInt64 = 0
+    /// try store.enumerate(Song.self) { song, stop in
+    ///     total += UInt64(song.seconds)
+    /// }
+    /// ```
+    /// Do not save from inside `body`; Tokyo Cabinet's iteration does not allow changes under it.
+    public func enumerate<T: StoredObject>(_ type: T.Type, _ body: (T, inout Bool) throws -> Void) throws {
+        let entry = try requireEntry(for: type)
+        var stop = false
+        try forEachObject(entry, as: T.self) { object in
+            try body(object, &stop)
+            return !stop
+        }
+    }
+
+    /// The number of saved objects of `type` (not counting unsaved inserts and deletes).
+    public func count<T: StoredObject>(of type: T.Type) throws -> Int {
+        let entry = try requireEntry(for: type)
+        return max(entry.table.recordCount - 1, 0)
+    }
+
+    /// Loads a fault's content now, throwing if it cannot be read (a `@Stored`
+    /// getter would report the error to ``faultErrorHandler`` instead).
+    ///
+    /// ```swift
+    /// try store.load(list.songs[0])
+    /// ```
+    /// Does nothing for an object that already has its content.
+    public func load(_ object: StoredObject) throws {
+        guard !object.hasContent, let entry = object.entry, entry.store === self else { return }
+        guard try loadContent(of: object, entry: entry) else {
+            throw CabinetError.missingRecord(entry.location(row: object.rowID))
+        }
+        object.contentLoadFailed = false
+    }
+
+    /// Loads a fault for a `@Stored` getter or setter, which cannot throw.
+    func loadFaultReportingErrors(_ object: StoredObject, entry: ClassEntry) {
+        do {
+            if try !loadContent(of: object, entry: entry) {
+                throw CabinetError.missingRecord(entry.location(row: object.rowID))
+            }
+        } catch {
+            object.contentLoadFailed = true
+            faultErrorHandler(error as? CabinetError ?? .malformedRecord(entry.location(row: object.rowID), reason: "\(error)"))
+        }
+    }
+
+    /// Reads `object`'s record into it; `false` if the row does not exist.
+    func loadContent(of object: StoredObject, entry: ClassEntry) throws -> Bool {
+        var buffer = takeReadBuffer()
+        defer { readBuffer = buffer }
+        let found: Void? = try entry.table.withValue(forRow: object.rowID) { bytes in buffer.load(bytes) }
+        guard found != nil else { return false }
+        try decode(&buffer, into: object, entry: entry)
+        return true
+    }
+
+    /// The shared read buffer, moved out so that a nested read (a `read(from:)`
+    /// that touches a fault) gets a buffer of its own instead of clobbering this one.
+    private func takeReadBuffer() -> DataBuffer {
+        let buffer = readBuffer
+        readBuffer = DataBuffer()
+        return buffer
+    }
+
+    /// Runs the object's `read(from:)` over a record already in `buffer`.
+    @inline(__always)
+    private func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry) throws {
+        buffer.origin = RecordOrigin(entry: entry, rowID: object.rowID, file: nil)
+        buffer.resolver = resolver
+        if options.perInstanceVersioning {
+            let version = try buffer.readUInt8()
+            if version > entry.type.version {
+                throw CabinetError.newerVersion(entry.location(row: object.rowID), recordVersion: version, classVersion: entry.type.version)
+            }
+            buffer.version = version
+        } else {
+            buffer.version = entry.metadata.version
+        }
+        let previousState = object.changeState
+        object.changeState = .loading
+        object.hasContent = true
+        do {
+            try object.read(from: &buffer)
+        } catch {
+            object.hasContent = false
+            object.changeState = previousState
+            throw error
+        }
+        object.changeState = previousState
+    }
+
+    /// The read loop of fetchAll and enumerate: each saved record, then unsaved inserts.
+    private func forEachObject<T: StoredObject>(_ entry: ClassEntry, as type: T.Type, _ body: (T) throws -> Bool) throws {
+        var buffer = takeReadBuffer()
+        defer { readBuffer = buffer }
+        var goOn = true
+        try entry.table.forEach { key, value in
+            guard key.count == 4 else {
+                throw CabinetError.malformedRecord(entry.location(), reason: "a key of \(key.count) bytes; row keys are 4 bytes")
+            }
+            let rowID = UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))
+            if rowID == ClassMetadata.rowID { return true }
+            guard rowID >= ClassMetadata.firstObjectRowID else {
+                throw CabinetError.malformedRecord(entry.location(row: rowID), reason: "row \(rowID) cannot hold an object")
+            }
+            let object: T
+            if let live = entry.live.object(at: rowID) {
+                if live.changeState == .deleted { return true }
+                object = unsafeDowncast(live, to: T.self)
+                if !object.hasContent {
+                    buffer.load(value)
+                    try decode(&buffer, into: object, entry: entry)
+                }
+            } else {
+                object = T()
+                object.rowID = rowID
+                entry.adopt(object)
+                buffer.load(value)
+                do {
+                    try decode(&buffer, into: object, entry: entry)
+                } catch {
+                    entry.release(object)
+                    throw error
+                }
+            }
+            goOn = try body(object)
+            return goOn
+        }
+        guard goOn else { return }
+        for object in entry.inserted where object.changeState == .inserted {
+            if try !body(unsafeDowncast(object, to: T.self)) { return }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+extension ObjectStore {
+    /// Stores `buffer` under `name`, written at the next ``save()``, as
+    /// BNRPersistence's named buffers: for a favourites list, a last-opened
+    /// document, anything that is not an object of a class.
+    ///
+    /// ```swift
+    /// var favorites = DataBuffer()
+    /// favorites.writeReferences([song])
+    /// try store.setNamedBuffer(favorites, forName: "Favorite")
+    /// try store.save()
+    /// ```
+    /// Throws ``CabinetError/invalidName(_:)`` for an empty or over-long name, and
+    /// ``CabinetError/referenceToUninsertedObject(_:targetClass:)`` if the buffer
+    /// refers to an object that was never inserted.
+    public func setNamedBuffer(_ buffer: DataBuffer, forName name: String) throws {
+        try checkOpen()
+        try ObjectStore.validateBufferName(name)
+        if let target = buffer.firstUninsertedReference {
+            throw CabinetError.referenceToUninsertedObject(namedBufferLocation(name), targetClass: target)
+        }
+        pendingNamedBuffers[name] = .some(buffer.bytes)
+    }
+
+    /// The buffer stored under `name` (including one set and not yet saved),
+    /// ready to read from the start; `nil` if there is none. References read
+    /// from it resolve to this store's objects.
+    ///
+    /// ```swift
+    /// if var favorites = try store.namedBuffer(forName: "Favorite") {
+    ///     let songs = try favorites.readReferences(to: Song.self)
+    /// }
+    /// ```
+    public func namedBuffer(forName name: String) throws -> DataBuffer? {
+        try checkOpen()
+        try ObjectStore.validateBufferName(name)
+        let bytes: [UInt8]?
+        if let pending = pendingNamedBuffers[name] {
+            bytes = pending
+        } else if try backend.tableNames().contains(ObjectStore.namedBuffersTableName) {
+            let table = try backend.openTable(named: ObjectStore.namedBuffersTableName)
+            bytes = try Array(name.utf8).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } }
+        } else {
+            bytes = nil
+        }
+        guard let bytes else { return nil }
+        var buffer = DataBuffer(bytes: bytes)
+        buffer.resolver = resolver
+        buffer.origin = RecordOrigin(entry: nil, rowID: 0, file: namedBufferLocation(name).file)
+        return buffer
+    }
+
+    /// Removes the buffer stored under `name` at the next save.
+    public func removeNamedBuffer(forName name: String) throws {
+        try checkOpen()
+        try ObjectStore.validateBufferName(name)
+        pendingNamedBuffers[name] = .some(nil)
+    }
+
+    func writeNamedBuffers(to table: any StorageTable) throws {
+        for (name, bytes) in pendingNamedBuffers {
+            try Array(name.utf8).withUnsafeBytes { key in
+                if let bytes {
+                    try bytes.withUnsafeBytes { try table.setValue($0, forKey: key) }
+                } else {
+                    try table.removeValue(forKey: key)
+                }
+            }
+        }
+    }
+
+    private func namedBufferLocation(_ name: String) -> RecordLocation {
+        RecordLocation(file: "\(path)/\(ObjectStore.namedBuffersTableName) [\(name)]")
+    }
+
+    private static func validateBufferName(_ name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= 4096 else { throw CabinetError.invalidName(name) }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+
+/// A store of objects: every instance of each registered class, one file per
+/// class in a store directory (or in memory).
+///
+/// ```swift
+/// let store = try ObjectStore(path: "/tmp/music")   // a directory, created if missing
+/// try store.register(Song.self, Playlist.self)
+/// let song = Song(); song.title = "Walking on Sunshine"
+/// store.insert(song)
+/// try store.save()
+/// let songs = try store.fetchAll(Song.self)
+/// store.close()
+/// ```
+/// The store hands out one live instance per row (uniquing), loads related
+/// objects lazily (faults), tracks what changed, and writes inserts, updates
+/// and deletes together in ``save()``.
+///
+/// An `ObjectStore` and its objects are not thread-safe: use them from one
+/// thread or actor (Swift 6's checking enforces this, as neither is `Sendable`).
+public final class ObjectStore {
+    /// Choices that change how records are written.
+    public struct Options: Sendable, Equatable {
+        /// Whether each record starts with the version byte of the class that
+        /// wrote it (BNRPersistence's per-instance versioning). On by default;
+        /// turn it off only for stores written without it.
+        public var perInstanceVersioning = true
+
+        public init(perInstanceVersioning: Bool = true) {
+            self.perInstanceVersioning = perInstanceVersioning
+        }
+    }
+
+    /// The name of the table that holds named buffers.
+    public static let namedBuffersTableName = "NamedBuffers"
+
+    /// The backend's location: the store directory, or the in-memory store's name.
+    public let path: String
+    public let options: Options
+    let backend: any StorageBackend
+    let resolver = ReferenceResolver()
+
+    var entriesByType: [ObjectIdentifier: ClassEntry] = [:]
+    var entriesByName: [String: ClassEntry] = [:]
+    var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
+    var isClosed = false
+
+    /// Named buffers set or removed since the last save (`nil`: removed).
+    var pendingNamedBuffers: [String: [UInt8]?] = [:]
+    /// Reused for reading records; taken out while in use so nested reads get their own.
+    var readBuffer = DataBuffer(capacity: 256)
+    /// Reused for writing records during a save.
+    var writeBuffer = DataBuffer(capacity: 256)
+
+    /// Called when a fault's content cannot be loaded by a `@Stored` getter,
+    /// which cannot throw. The object keeps its default values and is marked so
+    /// that changing and saving it throws instead of overwriting the damaged
+    /// record. By default the error is printed to standard error. Use
+    /// ``load(_:)`` to load a fault and get the error thrown instead.
+    public var faultErrorHandler: (CabinetError) -> Void = { error in
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+    }
+
+    /// Opens (creating if missing) the store directory at `path`, on Tokyo Cabinet.
+    ///
+    /// ```swift
+    /// let store = try ObjectStore(path: "/tmp/music")
+    /// ```
+    /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file and
+    /// ``CabinetError/storeLocked(path:pid:)`` if another process has the store open.
+    public convenience init(path: String, options: Options = Options()) throws {
+        try self.init(backend: TokyoCabinetBackend(directory: path), options: options)
+    }
+
+    /// Opens a store on any backend, such as ``MemoryBackend``:
+    ///
+    /// ```swift
+    /// let scratch = try ObjectStore(backend: MemoryBackend())
+    /// ```
+    public init(backend: any StorageBackend, options: Options = Options()) throws {
+        self.backend = backend
+        self.path = backend.path
+        self.options = options
+        resolver.store = self
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Registers classes whose objects this store keeps, opening (or creating)
+    /// their files. Call it in any order, as often as you like; registering a
+    /// class twice does nothing.
+    ///
+    /// ```swift
+    /// try store.register(Song.self, Playlist.self)
+    /// ```
+    /// Throws if a class file is damaged or not a database, or if two classes
+    /// claim the same ``StoredObject/storedName``.
+    public func register(_ types: StoredObject.Type...) throws {
+        for type in types { try register(type) }
+    }
+
+    /// Registers one class; see ``register(_:)-(StoredObject.Type...)``.
+    public func register(_ type: StoredObject.Type) throws {
+        try checkOpen()
+        if entriesByType[ObjectIdentifier(type)] != nil { return }
+        let name = type.storedName
+        try ClassRegistrar.validate(name: name, of: type)
+        if let other = entriesByName[name] {
+            throw CabinetError.classConflict(className: String(describing: type),
+                                             reason: "\(String(describing: other.type)) is already registered with the stored name '\(name)'")
+        }
+        let table = try backend.openTable(named: name)
+        let metadata = try ClassRegistrar(store: self).metadata(for: type, name: name, table: table)
+        if let holder = entriesByClassID[Int(metadata.classID)] {
+            throw CabinetError.classConflict(className: String(describing: type),
+                                             reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
+        }
+        let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata)
+        entriesByType[ObjectIdentifier(type)] = entry
+        entriesByName[name] = entry
+        entriesByClassID[Int(metadata.classID)] = entry
+    }
+
+    /// The classes registered so far.
+    public var registeredClasses: [StoredObject.Type] {
+        entriesByName.keys.sorted().compactMap { entriesByName[$0]?.type }
+    }
+
+    @inline(__always)
+    func entry(for type: StoredObject.Type) -> ClassEntry? {
+        entriesByType[ObjectIdentifier(type)]
+    }
+
+    func entry(classID: UInt8) -> ClassEntry? {
+        entriesByClassID[Int(classID)]
+    }
+
+    func requireEntry(for type: StoredObject.Type) throws -> ClassEntry {
+        try checkOpen()
+        guard let entry = entry(for: type) else {
+            throw CabinetError.classNotRegistered(className: String(describing: type))
+        }
+        return entry
+    }
+
+    func checkOpen() throws {
+        if isClosed { throw CabinetError.storeClosed(path: path) }
+    }
+
+    /// Closes the store: unsaved changes are discarded, every live object's
+    /// ``StoredObject/dissolveAllRelationships()`` is called to free cycles,
+    /// and objects are detached (they keep their values but belong to no store).
+    /// The files are closed and the lock released. Calling it twice does nothing.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        let entries = Array(entriesByName.values)
+        // Hold every live object so none is freed while others are being dissolved.
+        let liveObjects = entries.flatMap { $0.live.allObjects() }
+        for object in liveObjects where object.hasContent {
+            object.changeState = .loading   // the dissolving setters record nothing
+            object.dissolveAllRelationships()
+        }
+        for entry in entries {
+            entry.discardChanges()
+            entry.live.removeAll()
+            entry.store = nil
+        }
+        for object in liveObjects {
+            object.entry = nil
+            object.changeState = .clean
+        }
+        pendingNamedBuffers.removeAll()
+        resolver.store = nil
+        backend.close()
+    }
+}
