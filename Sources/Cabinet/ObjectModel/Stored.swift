@@ -39,5 +39,10 @@ public struct Stored<Value> {
             object.storedPropertyWillChange()
             object[keyPath: storageKeyPath].value = newValue
         }
+        // In-place mutation (`list.songs.append(song)`) without copying the value.
+        _modify {
+            object.storedPropertyWillChange()
+            yield &object[keyPath: storageKeyPath].value
+        }
     }
 }
