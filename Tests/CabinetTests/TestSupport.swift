@@ -15,3 +15,101 @@ final class TemporaryDirectory {
         try? FileManager.default.removeItem(atPath: path)
     }
 }
+
+/// The backends every store test runs against.
+enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
+    case tokyoCabinet, memory
+    var description: String { rawValue }
+}
+
+/// Opens and reopens one store on a backend, so tests can check what survives a close.
+final class StoreFixture {
+    let kind: BackendKind
+    let directory: TemporaryDirectory
+    private let memory = MemoryBackend(name: "memory-store")
+
+    init(_ kind: BackendKind) throws {
+        self.kind = kind
+        directory = try TemporaryDirectory()
+    }
+
+    var storePath: String { directory.path + "/store" }
+
+    /// A store with the test models registered.
+    func open(_ types: StoredObject.Type..., options: ObjectStore.Options = .init()) throws -> ObjectStore {
+        let store: ObjectStore
+        switch kind {
+        case .tokyoCabinet: store = try ObjectStore(path: storePath, options: options)
+        case .memory: store = try ObjectStore(backend: memory, options: options)
+        }
+        for type in types.isEmpty ? [Song.self, Playlist.self, Album.self, Node.self] : types {
+            try store.register(type)
+        }
+        return store
+    }
+
+    /// A store whose backend counts reads, for faulting tests.
+    func openCounting() throws -> (ObjectStore, CountingBackend) {
+        let inner: any StorageBackend = kind == .memory ? memory : try TokyoCabinetBackend(directory: storePath)
+        let counting = CountingBackend(inner)
+        let store = try ObjectStore(backend: counting)
+        try store.register(Song.self, Playlist.self, Album.self, Node.self)
+        return (store, counting)
+    }
+}
+
+/// A real backend with a counter on every read, so tests can prove what was not read.
+final class CountingBackend: StorageBackend {
+    let inner: any StorageBackend
+    private(set) var singleReads: [String: Int] = [:]
+    private(set) var scans: [String: Int] = [:]
+
+    init(_ inner: any StorageBackend) { self.inner = inner }
+    var path: String { inner.path }
+    func tableNames() throws -> [String] { try inner.tableNames() }
+    func close() { inner.close() }
+    func openTable(named name: String) throws -> any StorageTable {
+        CountingTable(name: name, inner: try inner.openTable(named: name), owner: self)
+    }
+    func reads(of name: String) -> Int { singleReads[name, default: 0] }
+    func resetCounts() { singleReads = [:]; scans = [:] }
+
+    final class CountingTable: StorageTable {
+        let name: String
+        let inner: any StorageTable
+        unowned let owner: CountingBackend
+        init(name: String, inner: any StorageTable, owner: CountingBackend) {
+            self.name = name; self.inner = inner; self.owner = owner
+        }
+        var path: String { inner.path }
+        var recordCount: Int { inner.recordCount }
+        func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+            owner.singleReads[name, default: 0] += 1
+            return try inner.withValue(forKey: key, body)
+        }
+        func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+            try inner.setValue(value, forKey: key)
+        }
+        func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { try inner.removeValue(forKey: key) }
+        func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+            owner.scans[name, default: 0] += 1
+            try inner.forEach(body)
+        }
+        func beginTransaction() throws { try inner.beginTransaction() }
+        func commitTransaction() throws { try inner.commitTransaction() }
+        func abortTransaction() throws { try inner.abortTransaction() }
+    }
+}
+
+/// Whether `body` throws a CabinetError that `matches` accepts; returns the error for further checks.
+@discardableResult
+func expectCabinetError(_ body: () throws -> Void, where matches: (CabinetError) -> Bool) -> CabinetError? {
+    do {
+        try body()
+    } catch let error as CabinetError {
+        return matches(error) ? error : nil
+    } catch {
+        return nil
+    }
+    return nil
+}

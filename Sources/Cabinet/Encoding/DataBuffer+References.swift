@@ -70,11 +70,21 @@ extension DataBuffer {
     ///
     /// Throws ``CabinetError/unknownClassID(_:classID:)`` if no registered class has the stored class ID.
     public mutating func readAnyReference() throws -> StoredObject? {
-        let classID = try readUInt8()
-        let rowID = try readUInt32()
-        if rowID == 0 { return nil }
-        try checkReferencedRow(rowID)
-        return try anyEntry(classID: classID).object(at: rowID)
+        guard let store = resolver?.store else { throw CabinetError.noStoreForReferences }
+        let start = readerIndex
+        do {
+            let classID = try readUInt8()
+            let rowID = try readUInt32()
+            if rowID == 0 { return nil }
+            try checkReferencedRow(rowID)
+            guard let entry = store.entry(classID: classID) else {
+                throw CabinetError.unknownClassID(location, classID: classID)
+            }
+            return entry.object(at: rowID)
+        } catch {
+            readerIndex = start
+            throw error
+        }
     }
 
     /// Writes a list of references to objects of any registered classes.
@@ -121,14 +131,6 @@ extension DataBuffer {
         guard let store = resolver?.store else { throw CabinetError.noStoreForReferences }
         guard let entry = store.entry(for: type) else {
             throw CabinetError.classNotRegistered(className: String(describing: type))
-        }
-        return entry
-    }
-
-    private func anyEntry(classID: UInt8) throws -> ClassEntry {
-        guard let store = resolver?.store else { throw CabinetError.noStoreForReferences }
-        guard let entry = store.entry(classID: classID) else {
-            throw CabinetError.unknownClassID(location, classID: classID)
         }
         return entry
     }
