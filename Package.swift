@@ -22,9 +22,15 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Examples/Playlists"
         ),
+        // A second process for the locking tests: opens a store and holds it.
+        .executableTarget(
+            name: "cabinet-test-holder",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/StoreHolder"
+        ),
         .testTarget(
             name: "CabinetTests",
-            dependencies: ["Cabinet"]
+            dependencies: ["Cabinet", "CTokyoCabinet"]
         ),
     ],
     swiftLanguageModes: [.v6]

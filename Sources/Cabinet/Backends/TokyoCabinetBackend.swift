@@ -83,7 +83,11 @@ public final class TokyoCabinetBackend: StorageBackend {
         } catch {
             throw CabinetError.cannotAccessDirectory(path: path, reason: "\(error.localizedDescription)")
         }
-        return names.filter { !$0.hasPrefix(".") && TokyoCabinetTable.hasMagic(atPath: filePath(forTable: $0)) }.sorted()
+        // Never open and close a file this process has open: closing any descriptor of a
+        // file drops all of the process's fcntl locks on it, Tokyo Cabinet's included.
+        return names.filter { name in
+            !name.hasPrefix(".") && (tables[name] != nil || TokyoCabinetTable.hasMagic(atPath: filePath(forTable: name)))
+        }.sorted()
     }
 
     public func close() {

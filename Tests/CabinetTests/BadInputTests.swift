@@ -1,0 +1,207 @@
+@testable import Cabinet
+import Foundation
+import Testing
+
+/// Damaged files and records: a clear thrown error naming file, class and row; no crash; nothing else lost.
+@Suite struct BadInputTests {
+    /// A store with two good songs and one playlist, closed, so tests can damage it.
+    private func makeStore() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        let a = Song(); a.title = "A"; let b = Song(); b.title = "B"
+        let list = Playlist(); list.title = "P"; list.songs = [a, b]
+        [a, b, list].forEach(store.insert)
+        try store.save()
+        store.close()
+        return directory
+    }
+
+    @Test func aPathThatIsAFileIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path + "/plain"
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(throws: CabinetError.notADirectory(path: file)) { _ = try ObjectStore(path: file) }
+    }
+
+    @Test func aClassFileThatIsNotADatabaseIsNamedAndOtherClassesStillWork() throws {
+        let directory = try makeStore()
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: directory.path + "/Playlist"))
+        let store = try ObjectStore(path: directory.path)
+        let error = expectCabinetError({ try store.register(Playlist.self) }) {
+            if case .notADatabase(let location, _) = $0 { return location.file.hasSuffix("/Playlist") }
+            return false
+        }
+        #expect(error != nil)
+        try store.register(Song.self)
+        #expect(try store.fetchAll(Song.self).map(\.title).sorted() == ["A", "B"])
+        store.close()
+    }
+
+    @Test func aZeroFilledClassFileIsNotADatabase() throws {
+        let directory = try makeStore()
+        try Data(count: 1 << 16).write(to: URL(fileURLWithPath: directory.path + "/Playlist"))
+        let store = try ObjectStore(path: directory.path)
+        #expect(throws: CabinetError.self) { try store.register(Playlist.self) }
+        try store.register(Song.self)
+        #expect(try store.fetchAll(Song.self).count == 2)
+        store.close()
+    }
+
+    @Test func aTruncatedRecordNamesItsClassAndRowAndOtherRowsStillRead() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(2), [1, 9, 0, 0, 0, 0x41])])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        let error = expectCabinetError({ _ = try store.fetch(Song.self, rowID: 2) }) {
+            if case .malformedRecord(let location, _) = $0 {
+                return location.className == "Song" && location.rowID == 2 && location.file.hasSuffix("/Song")
+            }
+            return false
+        }
+        #expect(error != nil)
+        #expect(error?.description.contains("class Song, row 2") == true)
+        #expect(throws: CabinetError.self) { _ = try store.fetchAll(Song.self) }
+        #expect(try store.fetch(Song.self, rowID: 3)?.title == "B")
+        #expect(try store.fetchAll(Playlist.self).first?.title == "P")
+        store.close()
+    }
+
+    @Test func aRecordCutShortOfItsFieldsIsATruncatedRecord() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(2), [1, 1, 0, 0, 0, 0x41, 7])])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self)
+        let error = expectCabinetError({ _ = try store.fetch(Song.self, rowID: 2) }) {
+            if case .truncatedRecord(let location, let offset, let needed, let available) = $0 {
+                return location.rowID == 2 && offset == 6 && needed == 4 && available == 1
+            }
+            return false
+        }
+        #expect(error != nil)
+        store.close()
+    }
+
+    @Test func anEmptyRecordLacksEvenItsVersionByte() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(3), [])])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self)
+        #expect(throws: CabinetError.self) { _ = try store.fetch(Song.self, rowID: 3) }
+        #expect(try store.fetch(Song.self, rowID: 2)?.title == "A")
+        store.close()
+    }
+
+    @Test func damagedMetadataIsReportedAtRegistration() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(1), [1, 2, 3])])
+        let store = try ObjectStore(path: directory.path)
+        let error = expectCabinetError({ try store.register(Song.self) }) {
+            if case .malformedMetadata(let location, _) = $0 { return location.className == "Song" && location.rowID == 1 }
+            return false
+        }
+        #expect(error != nil)
+        try store.register(Playlist.self)
+        store.close()
+    }
+
+    @Test func aBadKeyInAClassFileIsMalformed() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Song", [(Array("stray".utf8), [1])])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self)
+        #expect(throws: CabinetError.self) { _ = try store.fetchAll(Song.self) }
+        store.close()
+    }
+
+    @Test func aDamagedFaultReportsThroughTheHandlerAndCannotBeSavedOver() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(2), [1, 0xFF, 0xFF, 0, 0])])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        var reported: [CabinetError] = []
+        store.faultErrorHandler = { reported.append($0) }
+        let list = try #require(try store.fetchAll(Playlist.self).first)
+        let damaged = list.songs[0]
+        #expect(damaged.title == "", "a fault that cannot load keeps its defaults")
+        #expect(reported.count == 1)
+        #expect(reported.first?.location?.rowID == 2)
+        _ = damaged.seconds
+        #expect(reported.count == 1, "no retry on every access")
+        #expect(throws: CabinetError.self) { try store.load(damaged) }
+        damaged.title = "overwrite?"
+        #expect(throws: CabinetError.unloadedObjectModified(RecordLocation(file: directory.path + "/Song", className: "Song", rowID: 2))) {
+            try store.save()
+        }
+        #expect(list.songs[1].title == "B")
+        store.close()
+        #expect(RawTokyoCabinet.read(directory.path + "/Song")[RawTokyoCabinet.rowKey(2)] == [1, 0xFF, 0xFF, 0, 0], "the damaged bytes are kept")
+    }
+
+    @Test func aReferenceToADeletedRowReportsAMissingRecord() throws {
+        let directory = try makeStore()
+        do {
+            let store = try ObjectStore(path: directory.path)
+            try store.register(Song.self, Playlist.self)
+            let a = try #require(try store.fetch(Song.self, rowID: 2))
+            store.delete(a)                      // no delete rule removes it from the playlist
+            try store.save()
+            store.close()
+        }
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        var reported: [CabinetError] = []
+        store.faultErrorHandler = { reported.append($0) }
+        let list = try #require(try store.fetchAll(Playlist.self).first)
+        _ = list.songs[0].title
+        #expect(reported == [.missingRecord(RecordLocation(file: directory.path + "/Song", className: "Song", rowID: 2))])
+        store.close()
+    }
+
+    @Test func aRecordFromANewerClassVersionIsNeverMisread() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(2), [7, 0, 0, 0, 0, 1, 0, 0, 0])])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self)
+        #expect(throws: CabinetError.newerVersion(RecordLocation(file: directory.path + "/Song", className: "Song", rowID: 2),
+                                                  recordVersion: 7, classVersion: 1)) {
+            _ = try store.fetch(Song.self, rowID: 2)
+        }
+        store.close()
+    }
+
+    @Test func anUnknownClassIDInAHeterogeneousReferenceIsNamed() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = try ObjectStore(path: directory.path)
+            try store.register(Album.self, Song.self)
+            let album = Album(); store.insert(album)
+            try store.save()
+            store.close()
+        }
+        // extras: one reference to class ID 200, row 2.
+        RawTokyoCabinet.write(directory.path + "/Album", [(RawTokyoCabinet.rowKey(2), [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 200, 2, 0, 0, 0, 0])])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Album.self, Song.self)
+        let error = expectCabinetError({ _ = try store.fetch(Album.self, rowID: 2) }) {
+            if case .unknownClassID(let location, 200) = $0 { return location.className == "Album" }
+            return false
+        }
+        #expect(error != nil)
+        store.close()
+    }
+
+    @Test func twoClassesCannotShareAFileInOneStore() throws {
+        final class Impostor: StoredObject {
+            override class var storedName: String { "Song" }
+        }
+        let fixture = try StoreFixture(.memory)
+        let store = try fixture.open(Song.self)
+        #expect(throws: CabinetError.self) { try store.register(Impostor.self) }
+        final class Sneaky: StoredObject {
+            override class var storedName: String { "NamedBuffers" }
+        }
+        #expect(throws: CabinetError.self) { try store.register(Sneaky.self) }
+        store.close()
+    }
+}
