@@ -30,7 +30,8 @@ build: deps
 
 demo: deps
 	$(SWIFT) build -c release --product playlists
-	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/playlists"
+	$(SWIFT) build -c release --product ReadmeExample
+	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)"
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -20,7 +20,13 @@ let package = Package(
         .executableTarget(
             name: "Playlists",
             dependencies: ["Cabinet"],
-            path: "Examples/Playlists"
+            path: "Examples/Playlists",
+            exclude: ["demo.sh"]
+        ),
+        .executableTarget(
+            name: "ReadmeExample",
+            dependencies: ["Cabinet"],
+            path: "Examples/ReadmeExample"
         ),
         // A second process for the locking tests: opens a store and holds it.
         .executableTarget(

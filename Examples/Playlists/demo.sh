@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# The scripted session `make demo` runs: a music library in a temporary store.
+# What `make demo` runs: the README's example, then a scripted session of the
+# playlists example against a store in a temporary directory.
 set -euo pipefail
-playlists="$1"
+bin="$1"
+
+echo "== The README example (store: /tmp/music)"
+# Start from an empty /tmp/music, but only remove one that holds nothing but a Cabinet store.
+if [ -d /tmp/music ] && [ -z "$(ls -A /tmp/music | grep -v -x -e Song -e Playlist -e .cabinet-lock)" ]; then
+  rm -rf /tmp/music
+fi
+"$bin/ReadmeExample"
+echo
+
 store="$(mktemp -d)/music"
 trap 'rm -rf "$(dirname "$store")"' EXIT
-step() { printf "$ playlists"; printf " %q" "$@"; echo; "$playlists" "$store" "$@"; echo; }
+step() { printf '$ playlists'; printf ' %q' "$@"; echo; "$bin/playlists" "$store" "$@"; echo; }
 
-echo "Store: $store"
+echo "== Examples/Playlists (store: $store)"
 echo
 step add-song "Walking on Sunshine" 298
 step add-song "Here Comes the Sun" 185

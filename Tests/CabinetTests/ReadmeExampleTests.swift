@@ -3,7 +3,20 @@ import Foundation
 import Testing
 
 @Suite struct ReadmeExampleTests {
-    @Test func theReadmeExampleRunsAsWritten() throws {
+    /// The package root, found from this file's path.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    @Test func theReadmeExampleIsTheCompiledExample() throws {
+        let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+        let example = try String(contentsOfFile: Self.root + "/Examples/ReadmeExample/main.swift", encoding: .utf8)
+        let start = try #require(readme.range(of: "```swift\nimport Cabinet\n"))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let block = "import Cabinet\n" + readme[start.upperBound..<end.lowerBound]
+        #expect(example.hasSuffix(block), "Examples/ReadmeExample/main.swift must end with the README's first code block")
+    }
+
+    /// The README's statements, against a temporary directory instead of /tmp/music, with their claims checked.
+    @Test func theReadmeExampleBehavesAsItsCommentsSay() throws {
         let directory = try TemporaryDirectory()
         let store = try ObjectStore(path: directory.path + "/music")   // a directory, created if missing
         try store.register(Song.self, Playlist.self)       // any order, any number of calls
@@ -12,23 +25,31 @@ import Testing
         store.insert(song); store.insert(list)
         try store.save()
 
-        let reopened = try ObjectStore(path: directory.path + "/music-copy-check")
-        reopened.close()
-
         let lists = try store.fetchAll(Playlist.self)        // content loaded; their songs are faults
-        #expect(lists.count == 1)
         #expect(lists[0] === list)
+        #expect(lists[0].songs[0].hasContent, "song is live in this store")
         var seen: [String] = []
         try store.enumerate(Song.self) { song, stop in seen.append(song.title); stop = true }
         #expect(seen == ["Walking on Sunshine"])
         let same = try store.fetch(Song.self, rowID: song.rowID)   // the identical live instance (===); nil if no row
         #expect(same === song)
         list.title = "Road trip"                             // a @Stored setter marks the object updated
+        #expect(store.hasUnsavedChanges)
         store.willUpdate(list)                               // the explicit form, for plain properties
         store.delete(song)                                   // calls song.prepareForDelete() first
         #expect(store.hasUnsavedChanges)
         try store.save()
         #expect(!store.hasUnsavedChanges)
         store.close()
+
+        // Loaded from disk, the playlist's songs are faults.
+        let reopened = try ObjectStore(path: directory.path + "/music")
+        try reopened.register(Song.self, Playlist.self)
+        let again = try reopened.fetchAll(Playlist.self)
+        #expect(again.map(\.title) == ["Road trip"])
+        #expect(again[0].songs.count == 1)
+        #expect(!again[0].songs[0].hasContent)
+        reopened.faultErrorHandler = { _ in }
+        reopened.close()
     }
 }
