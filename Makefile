@@ -2,7 +2,7 @@
 # Both install what a fresh Debian machine lacks first.
 
 SWIFT ?= swift
-APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin
+APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev
 
 .PHONY: all deps build demo test clean
 

@@ -6,6 +6,12 @@ let package = Package(
     products: [
         .library(name: "Cabinet", targets: ["Cabinet"]),
         .executable(name: "playlists", targets: ["Playlists"]),
+        .executable(name: "speedtest", targets: ["speedtest"]),
+    ],
+    dependencies: [
+        // For the speed test only: the comparator and the command line. The Cabinet library depends on neither.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -27,6 +33,20 @@ let package = Package(
             name: "ReadmeExample",
             dependencies: ["Cabinet"],
             path: "Examples/ReadmeExample"
+        ),
+        .target(
+            name: "SpeedTestKit",
+            dependencies: ["Cabinet", "CTokyoCabinet", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tools/SpeedTestKit"
+        ),
+        .executableTarget(
+            name: "speedtest",
+            dependencies: ["SpeedTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/speedtest"
+        ),
+        .testTarget(
+            name: "SpeedTestKitTests",
+            dependencies: ["SpeedTestKit"]
         ),
         // A second process for the locking tests: opens a store and holds it.
         .executableTarget(

@@ -34,6 +34,24 @@ extension ObjectStore {
         return object
     }
 
+    /// The object of `type` at `rowID` without reading its record: the live
+    /// instance if there is one, else a fault that loads when a `@Stored`
+    /// property is read (BNRPersistence's `objectForClass:rowID:fetchContent:NO`).
+    /// Use it to refer to rows whose IDs you already know.
+    ///
+    /// ```swift
+    /// let song = try store.fault(Song.self, rowID: 2)
+    /// song.hasContent   // false, unless it was already live
+    /// ```
+    /// Whether the row exists is found out when the fault loads.
+    public func fault<T: StoredObject>(_ type: T.Type, rowID: UInt32) throws -> T {
+        let entry = try requireEntry(for: type)
+        guard rowID >= ClassMetadata.firstObjectRowID else {
+            throw CabinetError.missingRecord(entry.location(row: rowID))
+        }
+        return unsafeDowncast(entry.object(at: rowID), to: T.self)
+    }
+
     /// Every object of `type`, each with its content loaded; objects they refer
     /// to are faults. Objects inserted and not yet saved are included, objects
     /// deleted and not yet saved are not. The order is the file's own

@@ -1,0 +1,120 @@
+import Cabinet
+
+/// The workloads as a Cabinet user writes them: StoredObject subclasses and an ObjectStore.
+public enum CabinetEngine: Engine {
+    public static let name = "cabinet"
+    public static let summary = "Cabinet: StoredObject subclasses in an ObjectStore"
+
+    final class Song: StoredObject {
+        @Stored var title = ""
+        @Stored var seconds: UInt32 = 0
+
+        override func read(from buffer: inout DataBuffer) throws {
+            title = try buffer.readString()
+            seconds = try buffer.readUInt32()
+        }
+        override func write(to buffer: inout DataBuffer) {
+            buffer.writeString(title)
+            buffer.writeUInt32(seconds)
+        }
+    }
+
+    final class Playlist: StoredObject {
+        @Stored var title = ""
+        @Stored var songs: [Song] = []
+
+        override func read(from buffer: inout DataBuffer) throws {
+            title = try buffer.readString()
+            songs = try buffer.readReferences(to: Song.self)
+        }
+        override func write(to buffer: inout DataBuffer) {
+            buffer.writeString(title)
+            buffer.writeReferences(songs)
+        }
+        override func dissolveAllRelationships() {
+            songs = []
+        }
+    }
+
+    static func open(_ directory: String) throws -> ObjectStore {
+        let store = try ObjectStore(path: directory + "/cabinet")
+        try store.register(Song.self, Playlist.self)
+        return store
+    }
+
+    public static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws {
+        switch preparation {
+        case .none: return
+        case .simpleSongs: _ = try run(.simpleInsert, sizes: sizes, directory: directory)
+        case .complexStore: _ = try run(.complexInsert, sizes: sizes, directory: directory)
+        case .bufferSongs:
+            var bufferSizes = sizes
+            bufferSizes.songs = sizes.bufferReferences
+            _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
+        }
+    }
+
+    public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
+        let store = try open(directory)
+        defer { store.close() }
+        var outcome = Outcome()
+        switch workload {
+        case .simpleInsert:
+            for i in 0..<sizes.songs {
+                let song = Song()
+                song.title = SpeedData.simpleTitle
+                song.seconds = UInt32(i)
+                store.insert(song)
+                outcome.add(UInt64(i))
+            }
+            try store.save()
+        case .simpleFetch:
+            for song in try store.fetchAll(Song.self) {
+                outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count))
+            }
+        case .simpleUpdate:
+            for song in try store.fetchAll(Song.self) where song.seconds % 3 == 0 {
+                song.title = SpeedData.updatedTitle(Int(song.seconds))
+                outcome.add(stableHash(song.title))
+            }
+            try store.save()
+        case .complexInsert:
+            var songs: [Song] = []
+            songs.reserveCapacity(sizes.complexSongs)
+            for i in 0..<sizes.complexSongs {
+                let song = Song()
+                song.title = SpeedData.complexTitle(i)
+                song.seconds = UInt32(i)
+                store.insert(song)
+                songs.append(song)
+                outcome.add(UInt64(i))
+            }
+            for p in 0..<sizes.playlists {
+                let list = Playlist()
+                list.title = SpeedData.playlistTitle(p)
+                list.songs = sizes.complexPlaylistSongs(p).map { songs[$0] }
+                store.insert(list)
+                outcome.add(UInt64(p))
+            }
+            try store.save()
+        case .complexFetch:
+            for list in try store.fetchAll(Playlist.self) {
+                guard let first = list.songs.first else { throw SpeedTestError("playlist \(list.title) is empty") }
+                outcome.add(stableHash(first.title))
+            }
+        case .namedBuffer:
+            var buffer = DataBuffer(capacity: 4 + 4 * sizes.bufferReferences)
+            let songs = try (0..<sizes.bufferReferences).map { try store.fault(Song.self, rowID: UInt32($0 + 2)) }
+            buffer.writeReferences(songs)
+            try store.setNamedBuffer(buffer, forName: SpeedData.bufferName)
+            try store.save()
+            guard var readBack = try store.namedBuffer(forName: SpeedData.bufferName) else {
+                throw SpeedTestError("the named buffer was not saved")
+            }
+            for song in try readBack.readReferences(to: Song.self) {
+                outcome.add(UInt64(song.rowID - 2))
+            }
+        }
+        return outcome
+    }
+}

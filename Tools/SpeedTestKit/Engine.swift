@@ -1,0 +1,27 @@
+/// A way of storing the workloads' songs and playlists: Cabinet, GRDB, or Tokyo Cabinet's C API.
+public protocol Engine: Sendable {
+    /// The engine's name on the command line and in reports.
+    static var name: String { get }
+    /// What the engine is, in one line.
+    static var summary: String { get }
+
+    /// Makes the data `preparation` calls for, in `directory`.
+    static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws
+    /// Runs `workload` on the data in `directory`; this is what is timed.
+    static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome
+}
+
+/// Every engine, in report order.
+public let allEngines: [any Engine.Type] = [
+    CabinetEngine.self, GRDBRecordEngine.self, GRDBStatementEngine.self, RawTokyoCabinetEngine.self,
+]
+
+public func engine(named name: String) -> (any Engine.Type)? {
+    allEngines.first { $0.name == name }
+}
+
+/// An engine found data it did not expect: a bug in the benchmark, never timing noise.
+public struct SpeedTestError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,200 @@
+import CTokyoCabinet
+import Foundation
+
+/// The physical floor: the same records Cabinet writes (4-byte row keys, a
+/// version byte, the same field bytes), written and read through Tokyo
+/// Cabinet's C API directly, in one transaction per file as Cabinet saves.
+public enum RawTokyoCabinetEngine: Engine {
+    public static let name = "tc-raw"
+    public static let summary = "Tokyo Cabinet's C API with Cabinet's record bytes, no object layer"
+
+    struct Song {
+        var title: String
+        var seconds: UInt32
+    }
+
+    /// One open hash database.
+    final class File {
+        let hdb: UnsafeMutablePointer<TCHDB>
+        let path: String
+
+        init(_ path: String) throws {
+            guard let hdb = tchdbnew() else { throw SpeedTestError("tchdbnew failed") }
+            self.hdb = hdb
+            self.path = path
+            guard tchdbopen(hdb, path, Int32(HDBOREADER | HDBOWRITER | HDBOCREAT)) else {
+                throw failure("open")
+            }
+        }
+
+        deinit {
+            tchdbclose(hdb)
+            tchdbdel(hdb)
+        }
+
+        func failure(_ operation: String) -> SpeedTestError {
+            SpeedTestError("\(operation) \(path): \(String(cString: tchdberrmsg(tchdbecode(hdb))))")
+        }
+
+        func put(_ rowID: UInt32, _ bytes: [UInt8]) throws {
+            var key = rowID.littleEndian
+            guard tchdbput(hdb, &key, 4, bytes, Int32(bytes.count)) else { throw failure("put") }
+        }
+
+        func transaction(_ body: () throws -> Void) throws {
+            guard tchdbtranbegin(hdb) else { throw failure("begin") }
+            do { try body() } catch { tchdbtranabort(hdb); throw error }
+            guard tchdbtrancommit(hdb) else { throw failure("commit") }
+        }
+
+        /// Calls `body` with every record but the metadata row.
+        func forEach(_ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
+            let key = tcxstrnew(), value = tcxstrnew()
+            defer { tcxstrdel(key); tcxstrdel(value) }
+            guard tchdbiterinit(hdb) else { throw failure("iterate") }
+            while tchdbiternext3(hdb, key, value) {
+                guard tcxstrsize(key) == 4, let keyBytes = tcxstrptr(key) else { throw failure("bad key") }
+                let rowID = UInt32(littleEndian: keyBytes.loadUnaligned(as: UInt32.self))
+                if rowID == 1 { continue }
+                try body(rowID, UnsafeRawBufferPointer(start: tcxstrptr(value), count: Int(tcxstrsize(value))))
+            }
+        }
+
+        func get(_ rowID: UInt32, into buffer: inout [UInt8]) throws -> UnsafeRawBufferPointer {
+            var key = rowID.littleEndian
+            let size = buffer.withUnsafeMutableBytes { tchdbget3(hdb, &key, 4, $0.baseAddress, Int32($0.count)) }
+            guard size >= 0, Int(size) < buffer.count else { throw failure("get \(rowID)") }
+            return buffer.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[0..<Int(size)]) }
+        }
+    }
+
+    // Record encoding, byte for byte as Cabinet's DataBuffer writes it.
+    static func appendUInt32(_ value: UInt32, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    static func songRecord(_ title: String, _ seconds: UInt32, into bytes: inout [UInt8]) {
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(1)
+        appendUInt32(UInt32(title.utf8.count), to: &bytes)
+        bytes.append(contentsOf: title.utf8)
+        appendUInt32(seconds, to: &bytes)
+    }
+
+    static func decodeSong(_ record: UnsafeRawBufferPointer) throws -> Song {
+        guard record.count >= 5 else { throw SpeedTestError("short song record") }
+        let count = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
+        guard record.count >= 9 + count else { throw SpeedTestError("short song record") }
+        let title = String(decoding: record[5..<(5 + count)], as: UTF8.self)
+        let seconds = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 5 + count, as: UInt32.self))
+        return Song(title: title, seconds: seconds)
+    }
+
+    static func insertSongs(_ count: Int, title: (Int) -> String, into file: File, outcome: inout Outcome) throws {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        for i in 0..<count {
+            songRecord(title(i), UInt32(i), into: &bytes)
+            try file.put(UInt32(i + 2), bytes)
+            outcome.add(UInt64(i))
+        }
+    }
+
+    public static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws {
+        switch preparation {
+        case .none: return
+        case .simpleSongs: _ = try run(.simpleInsert, sizes: sizes, directory: directory)
+        case .complexStore: _ = try run(.complexInsert, sizes: sizes, directory: directory)
+        case .bufferSongs:
+            var bufferSizes = sizes
+            bufferSizes.songs = sizes.bufferReferences
+            _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
+        }
+    }
+
+    public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
+        try FileManager.default.createDirectory(atPath: directory + "/tc-raw", withIntermediateDirectories: true)
+        let songs = try File(directory + "/tc-raw/Song")
+        var outcome = Outcome()
+        switch workload {
+        case .simpleInsert:
+            try songs.transaction {
+                try insertSongs(sizes.songs, title: { _ in SpeedData.simpleTitle }, into: songs, outcome: &outcome)
+            }
+        case .simpleFetch:
+            var all: [Song] = []
+            all.reserveCapacity(Int(tchdbrnum(songs.hdb)))
+            try songs.forEach { _, record in all.append(try decodeSong(record)) }
+            for song in all { outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count)) }
+        case .simpleUpdate:
+            var changed: [(UInt32, Song)] = []
+            try songs.forEach { rowID, record in
+                var song = try decodeSong(record)
+                if song.seconds % 3 == 0 {
+                    song.title = SpeedData.updatedTitle(Int(song.seconds))
+                    changed.append((rowID, song))
+                }
+            }
+            var bytes: [UInt8] = []
+            try songs.transaction {
+                for (rowID, song) in changed {
+                    songRecord(song.title, song.seconds, into: &bytes)
+                    try songs.put(rowID, bytes)
+                    outcome.add(stableHash(song.title))
+                }
+            }
+        case .complexInsert:
+            let lists = try File(directory + "/tc-raw/Playlist")
+            try songs.transaction {
+                try insertSongs(sizes.complexSongs, title: SpeedData.complexTitle, into: songs, outcome: &outcome)
+            }
+            var bytes: [UInt8] = []
+            try lists.transaction {
+                for p in 0..<sizes.playlists {
+                    let title = SpeedData.playlistTitle(p)
+                    bytes.removeAll(keepingCapacity: true)
+                    bytes.append(1)
+                    appendUInt32(UInt32(title.utf8.count), to: &bytes)
+                    bytes.append(contentsOf: title.utf8)
+                    appendUInt32(UInt32(sizes.playlistSize), to: &bytes)
+                    for song in sizes.complexPlaylistSongs(p) { appendUInt32(UInt32(song + 2), to: &bytes) }
+                    try lists.put(UInt32(p + 2), bytes)
+                    outcome.add(UInt64(p))
+                }
+            }
+        case .complexFetch:
+            let lists = try File(directory + "/tc-raw/Playlist")
+            var scratch = [UInt8](repeating: 0, count: 4096)
+            try lists.forEach { _, record in
+                guard record.count >= 5 else { throw SpeedTestError("short playlist record") }
+                let titleCount = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
+                let first = 5 + titleCount + 4
+                guard record.count >= first + 4 else { throw SpeedTestError("empty playlist") }
+                let songRow = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: first, as: UInt32.self))
+                let song = try decodeSong(try songs.get(songRow, into: &scratch))
+                outcome.add(stableHash(song.title))
+            }
+        case .namedBuffer:
+            let buffers = try File(directory + "/tc-raw/NamedBuffers")
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(4 + 4 * sizes.bufferReferences)
+            appendUInt32(UInt32(sizes.bufferReferences), to: &bytes)
+            for i in 0..<sizes.bufferReferences { appendUInt32(UInt32(i + 2), to: &bytes) }
+            let name = Array(SpeedData.bufferName.utf8)
+            try buffers.transaction {
+                guard tchdbput(buffers.hdb, name, Int32(name.count), bytes, Int32(bytes.count)) else { throw buffers.failure("put") }
+            }
+            var size: Int32 = 0
+            guard let value = tchdbget(buffers.hdb, name, Int32(name.count), &size) else { throw buffers.failure("get") }
+            defer { free(value) }
+            let record = UnsafeRawBufferPointer(start: value, count: Int(size))
+            let count = Int(UInt32(littleEndian: record.loadUnaligned(as: UInt32.self)))
+            guard record.count >= 4 + 4 * count else { throw SpeedTestError("short named buffer") }
+            for i in 0..<count {
+                let rowID = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 + 4 * i, as: UInt32.self))
+                outcome.add(UInt64(rowID - 2))
+            }
+        }
+        return outcome
+    }
+}

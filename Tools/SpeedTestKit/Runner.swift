@@ -1,0 +1,120 @@
+import Foundation
+
+/// What to run: which workloads and engines, how big, how often.
+public struct Plan: Sendable {
+    public var workloads: [Workload] = Workload.allCases
+    public var engines: [String] = allEngines.map { $0.name }
+    public var sizes = Sizes()
+    public var repetitions = 3
+    /// This program, run again as the child that prepares and measures.
+    public var executable: String
+    /// Where the temporary stores go.
+    public var scratchDirectory = FileManager.default.temporaryDirectory.path
+
+    public init(executable: String) {
+        self.executable = executable
+    }
+}
+
+/// The median of several samples of one engine on one workload.
+public struct Result: Sendable {
+    public var workload: Workload
+    public var engine: String
+    public var size: Int
+    public var wallSeconds: Double
+    public var cpuSeconds: Double
+    public var rssBytes: Int
+    public var diskBytes: Int
+    public var outcome: Outcome
+    public var samples: Int
+
+    public init(workload: Workload, engine: String, size: Int, wallSeconds: Double, cpuSeconds: Double,
+                rssBytes: Int, diskBytes: Int, outcome: Outcome, samples: Int) {
+        self.workload = workload
+        self.engine = engine
+        self.size = size
+        self.wallSeconds = wallSeconds
+        self.cpuSeconds = cpuSeconds
+        self.rssBytes = rssBytes
+        self.diskBytes = diskBytes
+        self.outcome = outcome
+        self.samples = samples
+    }
+}
+
+/// Runs every engine × workload of `plan` in child processes, each in a fresh
+/// directory, interleaving engines (A B C A B C) so drift hits all alike.
+public func runPlan(_ plan: Plan, progress: (String) -> Void) throws -> [Result] {
+    var results: [Result] = []
+    let total = plan.workloads.count * plan.repetitions * plan.engines.count
+    var done = 0
+    for workload in plan.workloads {
+        var samples: [String: [Sample]] = [:]
+        for repetition in 1...plan.repetitions {
+            for engine in plan.engines {
+                done += 1
+                progress("[\(done)/\(total)] \(workload.rawValue) × \(engine), run \(repetition) of \(plan.repetitions)")
+                samples[engine, default: []].append(try runChild(engine, workload, plan))
+            }
+        }
+        for engine in plan.engines {
+            let runs = samples[engine] ?? []
+            guard let last = runs.last else { continue }
+            guard runs.allSatisfy({ $0.outcome == last.outcome }) else {
+                throw SpeedTestError("\(engine) gave different results for \(workload.rawValue) across runs")
+            }
+            results.append(Result(workload: workload, engine: engine, size: last.size,
+                                  wallSeconds: median(runs.map(\.wallSeconds)), cpuSeconds: median(runs.map(\.cpuSeconds)),
+                                  rssBytes: Int(median(runs.map { Double($0.rssBytes) })),
+                                  diskBytes: last.diskBytes, outcome: last.outcome, samples: runs.count))
+        }
+    }
+    return results
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// Prepares (in one child) and measures (in another) one run, in a directory removed afterwards.
+func runChild(_ engine: String, _ workload: Workload, _ plan: Plan) throws -> Sample {
+    let directory = plan.scratchDirectory + "/speedtest-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let common = ["--engine", engine, "--workload", workload.rawValue, "--directory", directory] + sizeArguments(plan.sizes)
+    if workload.preparation != .none {
+        _ = try launch(plan.executable, ["child", "prepare"] + common)
+    }
+    let output = try launch(plan.executable, ["child", "measure"] + common)
+    guard let line = output.split(separator: "\n").last,
+          let sample = try? JSONDecoder().decode(Sample.self, from: Data(line.utf8)) else {
+        throw SpeedTestError("the \(engine) child for \(workload.rawValue) printed no result: \(output)")
+    }
+    return sample
+}
+
+/// The command-line options that give a child `sizes`.
+public func sizeArguments(_ sizes: Sizes) -> [String] {
+    ["--songs", "\(sizes.songs)", "--complex-songs", "\(sizes.complexSongs)", "--playlists", "\(sizes.playlists)",
+     "--playlist-size", "\(sizes.playlistSize)", "--buffer-references", "\(sizes.bufferReferences)"]
+}
+
+/// Runs a child to completion; its standard output, or an error with its output if it failed.
+func launch(_ executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0 else {
+        throw SpeedTestError("\(arguments.prefix(2).joined(separator: " ")) failed (status \(process.terminationStatus)): \(text)")
+    }
+    return text
+}

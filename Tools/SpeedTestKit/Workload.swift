@@ -1,0 +1,103 @@
+/// BNRPersistence's speed tests, as workloads every engine runs.
+public enum Workload: String, CaseIterable, Codable, Sendable {
+    /// Create `songs` songs (title "Test Song", seconds = i), insert, save.
+    case simpleInsert = "simple-insert"
+    /// Open the simple store and fetch every song as an object with its content.
+    case simpleFetch = "simple-fetch"
+    /// Fetch every song of the complex store, retitle every third one, save.
+    case simpleUpdate = "simple-update"
+    /// `complexSongs` songs titled "Test Song N" and `playlists` playlists of `playlistSize` songs, save.
+    case complexInsert = "complex-insert"
+    /// Fetch every playlist and read the title of its first song.
+    case complexFetch = "complex-fetch"
+    /// Store a named buffer of `bufferReferences` song references, save, and read it back.
+    case namedBuffer = "named-buffer"
+
+    /// The data a workload needs before it is timed, made in a process of its own.
+    public var preparation: Preparation {
+        switch self {
+        case .simpleInsert, .complexInsert: return .none
+        case .simpleFetch: return .simpleSongs
+        case .simpleUpdate, .complexFetch: return .complexStore
+        case .namedBuffer: return .bufferSongs
+        }
+    }
+
+    /// How many objects the workload handles, for the report.
+    public func size(_ sizes: Sizes) -> Int {
+        switch self {
+        case .simpleInsert, .simpleFetch: return sizes.songs
+        case .simpleUpdate: return sizes.complexSongs
+        case .complexInsert: return sizes.complexSongs + sizes.playlists
+        case .complexFetch: return sizes.playlists
+        case .namedBuffer: return sizes.bufferReferences
+        }
+    }
+}
+
+/// Untimed set-up of a workload's data.
+public enum Preparation: Sendable {
+    case none, simpleSongs, complexStore, bufferSongs
+}
+
+/// How much data each workload handles. The defaults are BNRPersistence's.
+public struct Sizes: Codable, Sendable, Equatable {
+    public var songs = 1_000_000
+    public var complexSongs = 100_000
+    public var playlists = 1_000
+    public var playlistSize = 100
+    public var bufferReferences = 100_000
+
+    public init() {}
+
+    /// Every size divided by `divisor` (at least 1 each).
+    public func divided(by divisor: Int) -> Sizes {
+        var result = self
+        result.songs = max(1, songs / divisor)
+        result.complexSongs = max(1, complexSongs / divisor)
+        result.playlists = max(1, playlists / divisor)
+        result.bufferReferences = max(1, bufferReferences / divisor)
+        return result
+    }
+
+    /// The songs of complex playlist `p`: `playlistSize` songs, wrapping around the song list.
+    public func complexPlaylistSongs(_ p: Int) -> [Int] {
+        (0..<playlistSize).map { (p * playlistSize + $0) % complexSongs }
+    }
+}
+
+/// What a workload produced, so engines can be checked against each other:
+/// the number of objects handled and an order-independent checksum of what was read.
+public struct Outcome: Codable, Sendable, Equatable {
+    public var objects: Int
+    public var checksum: UInt64
+
+    public init(objects: Int = 0, checksum: UInt64 = 0) {
+        self.objects = objects
+        self.checksum = checksum
+    }
+
+    /// Adds one object, folding `value` into the checksum by addition (so order does not matter).
+    public mutating func add(_ value: UInt64) {
+        objects += 1
+        checksum &+= value
+    }
+}
+
+/// FNV-1a of a string's UTF-8: a stable hash for checksums.
+public func stableHash(_ text: String) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+        hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+    }
+    return hash
+}
+
+/// The workload data, the same for every engine.
+public enum SpeedData {
+    public static let simpleTitle = "Test Song"
+    public static func complexTitle(_ i: Int) -> String { "Test Song \(i)" }
+    public static func updatedTitle(_ seconds: Int) -> String { "Updated Song \(seconds)" }
+    public static func playlistTitle(_ p: Int) -> String { "Playlist \(p)" }
+    public static let bufferName = "Favorites"
+}

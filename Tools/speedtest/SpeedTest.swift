@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import SpeedTestKit
+
+/// `speedtest`: BNRPersistence's speed tests on Cabinet, GRDB and raw Tokyo Cabinet, side by side.
+@main
+struct SpeedTest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "speedtest",
+        abstract: "Compare Cabinet with SQLite (GRDB) and raw Tokyo Cabinet on BNRPersistence's workloads.",
+        discussion: "Every engine × workload runs in a child process of its own, in a fresh temporary directory; the report gives medians.",
+        subcommands: [Compare.self, Child.self],
+        defaultSubcommand: Compare.self
+    )
+}
+
+/// Workload sizes, shared by the parent and its children.
+struct SizeOptions: ParsableArguments {
+    @Option(help: "Songs in simple-insert and simple-fetch.") var songs: Int?
+    @Option(help: "Songs in the complex store (complex-*, simple-update).") var complexSongs: Int?
+    @Option(help: "Playlists in the complex store.") var playlists: Int?
+    @Option(help: "Songs per playlist.") var playlistSize: Int?
+    @Option(help: "References in the named buffer.") var bufferReferences: Int?
+
+    func sizes(base: Sizes) -> Sizes {
+        var sizes = base
+        if let songs { sizes.songs = songs }
+        if let complexSongs { sizes.complexSongs = complexSongs }
+        if let playlists { sizes.playlists = playlists }
+        if let playlistSize { sizes.playlistSize = playlistSize }
+        if let bufferReferences { sizes.bufferReferences = bufferReferences }
+        return sizes
+    }
+
+    func validate() throws {
+        for value in [songs, complexSongs, playlists, playlistSize, bufferReferences].compactMap({ $0 }) where value < 1 {
+            throw ValidationError("sizes must be at least 1")
+        }
+    }
+}
+
+struct Compare: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the comparison and print a table (the default).")
+
+    @Flag(help: "Run everything at 1/10 of the default sizes.") var quick = false
+    @Option(name: .customLong("repeat"), help: "Runs of each engine × workload; the report gives the median.") var repetitions = 3
+    @Option(parsing: .upToNextOption, help: "Engines to run: cabinet grdb grdb-statement tc-raw.") var engines: [String] = []
+    @Option(parsing: .upToNextOption, help: "Workloads to run (default: all).") var workloads: [String] = []
+    @Flag(help: "Print one JSON array on standard output instead of a table.") var json = false
+    @OptionGroup var sizeOptions: SizeOptions
+
+    func validate() throws {
+        guard repetitions >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        for name in engines where SpeedTestKit.engine(named: name) == nil {
+            throw ValidationError("unknown engine '\(name)'; choose from \(allEngines.map { $0.name }.joined(separator: ", "))")
+        }
+        for name in workloads where Workload(rawValue: name) == nil {
+            throw ValidationError("unknown workload '\(name)'; choose from \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    func run() throws {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var plan = Plan(executable: executable)
+        plan.sizes = sizeOptions.sizes(base: quick ? Sizes().divided(by: 10) : Sizes())
+        plan.repetitions = repetitions
+        if !engines.isEmpty { plan.engines = engines }
+        if !workloads.isEmpty { plan.workloads = workloads.compactMap(Workload.init(rawValue:)) }
+        let results = try runPlan(plan) { line in
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+        }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        if json {
+            print(try jsonReport(results))
+        } else {
+            print("Engines:")
+            for engine in allEngines where plan.engines.contains(engine.name) {
+                print("  \(engine.name.padding(toLength: 16, withPad: " ", startingAt: 0))\(engine.summary)")
+            }
+            print(tableReport(results))
+        }
+    }
+}
+
+/// What the parent runs in each child process.
+struct Child: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Prepare or measure one run (used by speedtest itself).",
+                                                    shouldDisplay: false)
+
+    @Argument(help: "prepare or measure") var step: String
+    @Option var engine: String
+    @Option var workload: String
+    @Option var directory: String
+    @OptionGroup var sizeOptions: SizeOptions
+
+    func run() throws {
+        guard let engineType = SpeedTestKit.engine(named: engine), let workload = Workload(rawValue: workload) else {
+            throw ValidationError("unknown engine or workload")
+        }
+        let sizes = sizeOptions.sizes(base: Sizes())
+        switch step {
+        case "prepare":
+            try engineType.prepare(workload.preparation, sizes: sizes, directory: directory)
+        case "measure":
+            let sample = try measure(engineType, workload, sizes: sizes, directory: directory)
+            print(String(decoding: try JSONEncoder().encode(sample), as: UTF8.self))
+        default:
+            throw ValidationError("step must be prepare or measure")
+        }
+    }
+}
