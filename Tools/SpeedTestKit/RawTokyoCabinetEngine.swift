@@ -47,16 +47,32 @@ public enum RawTokyoCabinetEngine: Engine {
             guard tchdbtrancommit(hdb) else { throw failure("commit") }
         }
 
-        /// Calls `body` with every record but the metadata row.
+        /// Calls `body` with every record but the metadata row, through tchdbforeach (TC's fastest scan).
         func forEach(_ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
-            let key = tcxstrnew(), value = tcxstrnew()
-            defer { tcxstrdel(key); tcxstrdel(value) }
-            guard tchdbiterinit(hdb) else { throw failure("iterate") }
-            while tchdbiternext3(hdb, key, value) {
-                guard tcxstrsize(key) == 4, let keyBytes = tcxstrptr(key) else { throw failure("bad key") }
-                let rowID = UInt32(littleEndian: keyBytes.loadUnaligned(as: UInt32.self))
-                if rowID == 1 { continue }
-                try body(rowID, UnsafeRawBufferPointer(start: tcxstrptr(value), count: Int(tcxstrsize(value))))
+            typealias Body = (UInt32, UnsafeRawBufferPointer) throws -> Void
+            var failure: (any Error)?
+            try withoutActuallyEscaping(body) { body in
+                var context: (Body, UnsafeMutablePointer<(any Error)?>)? = nil
+                try withUnsafeMutablePointer(to: &failure) { failurePointer in
+                    context = (body, failurePointer)
+                    _ = withUnsafeMutablePointer(to: &context) { pointer in
+                        tchdbforeach(hdb, { key, keySize, value, valueSize, op in
+                            guard let op, keySize == 4, let key,
+                                  let (body, failure) = op.assumingMemoryBound(to: (Body, UnsafeMutablePointer<(any Error)?>)?.self).pointee
+                            else { return false }
+                            let rowID = UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))
+                            if rowID == 1 { return true }
+                            do {
+                                try body(rowID, UnsafeRawBufferPointer(start: value, count: Int(valueSize)))
+                                return true
+                            } catch {
+                                failure.pointee = error
+                                return false
+                            }
+                        }, pointer)
+                    }
+                    if let error = failurePointer.pointee { throw error }
+                }
             }
         }
 

@@ -1,6 +1,12 @@
 import CTokyoCabinet
 import Foundation
 
+/// The closure of a `tchdbforeach` scan, and the error it threw.
+private struct Scan {
+    let body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    var error: (any Error)?
+}
+
 /// One Tokyo Cabinet hash database file.
 final class TokyoCabinetTable: StorageTable {
     /// The first bytes of every Tokyo Cabinet database file.
@@ -11,9 +17,6 @@ final class TokyoCabinetTable: StorageTable {
     /// Reused for single reads, so a fault costs no allocation.
     private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity = 1024
-    /// Reused for iteration.
-    private let iterationKey: UnsafeMutablePointer<TCXSTR>
-    private let iterationValue: UnsafeMutablePointer<TCXSTR>
 
     init(path: String, options: TokyoCabinetBackend.Options) throws {
         self.path = path
@@ -31,15 +34,11 @@ final class TokyoCabinetTable: StorageTable {
         }
         handle = hdb
         scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
-        iterationKey = tcxstrnew()
-        iterationValue = tcxstrnew()
     }
 
     deinit {
         close()
         scratch.deallocate()
-        tcxstrdel(iterationKey)
-        tcxstrdel(iterationValue)
     }
 
     private static func openError(path: String, code: Int32) -> CabinetError {
@@ -124,13 +123,29 @@ final class TokyoCabinetTable: StorageTable {
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let hdb = try open()
-        guard tchdbiterinit(hdb) else { throw failure("iterate") }
-        while tchdbiternext3(hdb, iterationKey, iterationValue) {
-            let key = UnsafeRawBufferPointer(start: tcxstrptr(iterationKey), count: Int(tcxstrsize(iterationKey)))
-            let value = UnsafeRawBufferPointer(start: tcxstrptr(iterationValue), count: Int(tcxstrsize(iterationValue)))
-            if try !body(key, value) { return }
+        // tchdbforeach is Tokyo Cabinet's fastest scan (no per-record copy into
+        // an extensible string), and its position is its own, so a nested scan
+        // of the same file cannot disturb it. Its callback is a C function, so
+        // the Swift closure and any error it throws travel through `op`.
+        try withoutActuallyEscaping(body) { body in
+            var scan = Scan(body: body)
+            let finished = withUnsafeMutablePointer(to: &scan) { pointer in
+                tchdbforeach(hdb, { key, keySize, value, valueSize, op in
+                    guard let scan = op?.assumingMemoryBound(to: Scan.self) else { return false }
+                    do {
+                        return try scan.pointee.body(UnsafeRawBufferPointer(start: key, count: Int(keySize)),
+                                                     UnsafeRawBufferPointer(start: value, count: Int(valueSize)))
+                    } catch {
+                        scan.pointee.error = error
+                        return false
+                    }
+                }, pointer)
+            }
+            if let error = scan.error { throw error }
+            if !finished && tchdbecode(hdb) != Int32(TCESUCCESS) && tchdbecode(hdb) != Int32(TCENOREC) {
+                throw failure("iterate")
+            }
         }
-        if tchdbecode(hdb) != Int32(TCENOREC) { throw failure("iterate") }
     }
 
     func beginTransaction() throws {

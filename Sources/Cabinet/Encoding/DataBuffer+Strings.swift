@@ -48,8 +48,12 @@ extension DataBuffer {
     public mutating func readOptionalString() throws -> String? {
         let range = try readCountedRange()
         if range.isEmpty { return nil }
-        let decoded = bytes.withUnsafeBufferPointer { all in
-            String(validating: UnsafeBufferPointer(rebasing: all[range]), as: UTF8.self)
+        let decoded = bytes.withUnsafeBufferPointer { all -> String? in
+            let utf8 = UnsafeBufferPointer(rebasing: all[range])
+            // ASCII needs no validation; checking for it a word at a time is much
+            // cheaper than the general validating initializer.
+            if DataBuffer.isASCII(utf8) { return String(decoding: utf8, as: UTF8.self) }
+            return String(validating: utf8, as: UTF8.self)
         }
         guard let decoded else {
             readerIndex = range.lowerBound - 4
@@ -98,5 +102,21 @@ extension DataBuffer {
             throw malformed("a date that is not a number")
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        let count = bytes.count
+        while index + 8 <= count {
+            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        while index < count {
+            if bytes[index] >= 0x80 { return false }
+            index += 1
+        }
+        return true
     }
 }

@@ -62,12 +62,12 @@ extension ObjectStore {
     /// ```
     /// Throws on the first damaged record, naming it. For classes too large to
     /// hold in memory at once, use ``enumerate(_:_:)``.
+    @inlinable
     public func fetchAll<T: StoredObject>(_ type: T.Type) throws -> [T] {
-        let entry = try requireEntry(for: type)
+        // Inlined so the loop that collects the objects is specialized for T in the caller.
         var result: [T] = []
-        result.reserveCapacity(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
-        try forEachObject(entry, as: T.self) { object in
-            result.append(object)
+        try scan(type, reserve: { result.reserveCapacity($0) }) { object in
+            result.append(unsafeDowncast(object, to: T.self))
             return true
         }
         return result
@@ -84,11 +84,11 @@ extension ObjectStore {
     /// }
     /// ```
     /// Do not save from inside `body`; Tokyo Cabinet's iteration does not allow changes under it.
+    @inlinable
     public func enumerate<T: StoredObject>(_ type: T.Type, _ body: (T, inout Bool) throws -> Void) throws {
-        let entry = try requireEntry(for: type)
         var stop = false
-        try forEachObject(entry, as: T.self) { object in
-            try body(object, &stop)
+        try scan(type, reserve: { _ in }) { object in
+            try body(unsafeDowncast(object, to: T.self), &stop)
             return !stop
         }
     }
@@ -171,8 +171,12 @@ extension ObjectStore {
         object.changeState = previousState
     }
 
-    /// The read loop of fetchAll and enumerate: each saved record, then unsaved inserts.
-    private func forEachObject<T: StoredObject>(_ entry: ClassEntry, as type: T.Type, _ body: (T) throws -> Bool) throws {
+    /// The read loop of fetchAll and enumerate: each saved record, then unsaved
+    /// inserts. Not generic, so nothing in it looks up type metadata per object.
+    @usableFromInline
+    func scan(_ type: StoredObject.Type, reserve: (Int) -> Void, _ body: (StoredObject) throws -> Bool) throws {
+        let entry = try requireEntry(for: type)
+        reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
         var goOn = true
@@ -185,16 +189,16 @@ extension ObjectStore {
             guard rowID >= ClassMetadata.firstObjectRowID else {
                 throw CabinetError.malformedRecord(entry.location(row: rowID), reason: "row \(rowID) cannot hold an object")
             }
-            let object: T
+            let object: StoredObject
             if let live = entry.live.object(at: rowID) {
                 if live.changeState == .deleted { return true }
-                object = unsafeDowncast(live, to: T.self)
+                object = live
                 if !object.hasContent {
                     buffer.load(value)
                     try decode(&buffer, into: object, entry: entry)
                 }
             } else {
-                object = T()
+                object = entry.type.init()
                 object.rowID = rowID
                 entry.adopt(object)
                 buffer.load(value)
@@ -210,7 +214,7 @@ extension ObjectStore {
         }
         guard goOn else { return }
         for object in entry.inserted where object.changeState == .inserted {
-            if try !body(unsafeDowncast(object, to: T.self)) { return }
+            if try !body(object) { return }
         }
     }
 }
