@@ -1,10 +1,15 @@
 import CTokyoCabinet
 import Foundation
 
-/// The closure of a `tchdbforeach` scan, and the error it threw.
-private struct Scan {
+/// The closure of a `tchdbforeach` scan, and the error it threw. A class with a
+/// `let` closure, so each record's callback borrows the closure instead of copying it.
+private final class Scan {
     let body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     var error: (any Error)?
+
+    init(body: @escaping (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) {
+        self.body = body
+    }
 }
 
 /// One Tokyo Cabinet hash database file.
@@ -128,18 +133,19 @@ final class TokyoCabinetTable: StorageTable {
         // of the same file cannot disturb it. Its callback is a C function, so
         // the Swift closure and any error it throws travel through `op`.
         try withoutActuallyEscaping(body) { body in
-            var scan = Scan(body: body)
-            let finished = withUnsafeMutablePointer(to: &scan) { pointer in
+            let scan = Scan(body: body)
+            let finished = withExtendedLifetime(scan) {
                 tchdbforeach(hdb, { key, keySize, value, valueSize, op in
-                    guard let scan = op?.assumingMemoryBound(to: Scan.self) else { return false }
+                    guard let op else { return false }
+                    let scan = Unmanaged<Scan>.fromOpaque(op).takeUnretainedValue()
                     do {
-                        return try scan.pointee.body(UnsafeRawBufferPointer(start: key, count: Int(keySize)),
-                                                     UnsafeRawBufferPointer(start: value, count: Int(valueSize)))
+                        return try scan.body(UnsafeRawBufferPointer(start: key, count: Int(keySize)),
+                                             UnsafeRawBufferPointer(start: value, count: Int(valueSize)))
                     } catch {
-                        scan.pointee.error = error
+                        scan.error = error
                         return false
                     }
-                }, pointer)
+                }, Unmanaged.passUnretained(scan).toOpaque())
             }
             if let error = scan.error { throw error }
             if !finished && tchdbecode(hdb) != Int32(TCESUCCESS) && tchdbecode(hdb) != Int32(TCENOREC) {

@@ -4,22 +4,22 @@
 extension DataBuffer {
     @inlinable
     mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        appendRaw(value.littleEndian)
     }
 
     @inlinable
     mutating func readLittleEndian<T: FixedWidthInteger>(_: T.Type) throws -> T {
         let start = try consume(MemoryLayout<T>.size)
-        return bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: start, as: T.self)) }
+        return T(littleEndian: readPointer(at: start).loadUnaligned(as: T.self))
     }
 
     /// Writes one byte.
-    @inlinable public mutating func writeUInt8(_ value: UInt8) { bytes.append(value) }
+    @inlinable public mutating func writeUInt8(_ value: UInt8) { appendRaw(value) }
 
     /// Reads one byte.
     @inlinable public mutating func readUInt8() throws -> UInt8 {
         let start = try consume(1)
-        return bytes[start]
+        return readPointer(at: start).load(as: UInt8.self)
     }
 
     /// Writes a UInt32, little-endian.
@@ -53,7 +53,7 @@ extension DataBuffer {
     }
 
     /// Writes a Bool as one byte, 0 or 1.
-    @inlinable public mutating func writeBool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+    @inlinable public mutating func writeBool(_ value: Bool) { appendRaw(UInt8(value ? 1 : 0)) }
 
     /// Reads a Bool: 0 is false, any other byte true (as C and Objective-C read it).
     @inlinable public mutating func readBool() throws -> Bool { try readUInt8() != 0 }

@@ -10,7 +10,7 @@ extension DataBuffer {
     mutating func writeCounted(_ source: UnsafeRawBufferPointer) {
         precondition(source.count <= Int(UInt32.max), "Cabinet: a String or Data over 4 GiB cannot be stored")
         appendLittleEndian(UInt32(truncatingIfNeeded: source.count))
-        bytes.append(contentsOf: source)
+        append(source)
     }
 
     /// Reads a length prefix and checks that that many bytes follow; returns where they start.
@@ -48,13 +48,13 @@ extension DataBuffer {
     public mutating func readOptionalString() throws -> String? {
         let range = try readCountedRange()
         if range.isEmpty { return nil }
-        let decoded = bytes.withUnsafeBufferPointer { all -> String? in
-            let utf8 = UnsafeBufferPointer(rebasing: all[range])
+        let decoded = { () -> String? in
+            let utf8 = slice(range).assumingMemoryBound(to: UInt8.self)
             // ASCII needs no validation; checking for it a word at a time is much
             // cheaper than the general validating initializer.
             if DataBuffer.isASCII(utf8) { return String(decoding: utf8, as: UTF8.self) }
             return String(validating: utf8, as: UTF8.self)
-        }
+        }()
         guard let decoded else {
             readerIndex = range.lowerBound - 4
             throw malformed("a string of \(range.count) bytes that is not valid UTF-8")
@@ -70,7 +70,7 @@ extension DataBuffer {
     /// Reads Data written by ``writeData(_:)``; a count of 0 reads as empty Data.
     public mutating func readData() throws -> Data {
         let range = try readCountedRange()
-        return bytes.withUnsafeBytes { Data($0[range]) }
+        return Data(slice(range))
     }
 
     /// Writes raw bytes with a UInt32 byte count in front (the same layout as Data).
@@ -81,7 +81,7 @@ extension DataBuffer {
     /// Reads bytes written by ``writeBytes(_:)`` or ``writeData(_:)``.
     public mutating func readBytes() throws -> [UInt8] {
         let range = try readCountedRange()
-        return Array(bytes[range])
+        return Array(slice(range))
     }
 
     /// Writes an optional Date as seconds since 2001-01-01 00:00:00 UTC, big-endian; `nil` as 0.

@@ -16,7 +16,10 @@
 /// let seconds = try buffer.readUInt32()   // 298
 /// ```
 public struct DataBuffer {
-    @usableFromInline var bytes: [UInt8]
+    /// `nil` until the first write, so an empty buffer costs no allocation.
+    @usableFromInline var storage: DataBufferStorage?
+    /// The number of bytes written.
+    @usableFromInline var writerIndex: Int = 0
     @usableFromInline var readerIndex: Int = 0
 
     /// The version of the class that wrote the record being read: the
@@ -32,14 +35,11 @@ public struct DataBuffer {
     var firstUninsertedReference: String?
 
     /// An empty buffer.
-    public init() {
-        bytes = []
-    }
+    public init() {}
 
     /// A buffer with room for `capacity` bytes before it grows.
     public init(capacity: Int) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        if capacity > 0 { storage = DataBufferStorage(capacity: capacity) }
     }
 
     /// A buffer holding `bytes`, read from the start.
@@ -49,24 +49,30 @@ public struct DataBuffer {
     /// try buffer.readUInt32()   // 42
     /// ```
     public init<Bytes: Sequence>(bytes: Bytes) where Bytes.Element == UInt8 {
-        self.bytes = Array(bytes)
+        let array = Array(bytes)
+        array.withUnsafeBytes { append($0) }
+    }
+
+    /// A buffer holding a copy of `bytes`, read from the start.
+    public init(bytes: UnsafeRawBufferPointer) {
+        append(bytes)
     }
 
     /// All bytes written so far (including any already read).
-    public var allBytes: [UInt8] { bytes }
+    public var allBytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
     /// The number of bytes in the buffer.
-    public var count: Int { bytes.count }
+    public var count: Int { writerIndex }
 
     /// The number of bytes not yet read.
-    public var readableBytes: Int { bytes.count - readerIndex }
+    public var readableBytes: Int { writerIndex - readerIndex }
 
     /// The offset of the next read.
     public var readOffset: Int { readerIndex }
 
     /// Empties the buffer, keeping its capacity for reuse.
     public mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
+        writerIndex = 0
         readerIndex = 0
         firstUninsertedReference = nil
     }
@@ -77,17 +83,18 @@ public struct DataBuffer {
     }
 
     /// Replaces the content with `source`, keeping capacity; used by the store's read loops.
+    @inline(__always)
     mutating func load(_ source: UnsafeRawBufferPointer) {
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(contentsOf: source)
+        writerIndex = 0
         readerIndex = 0
+        append(source)
     }
 
     /// Checks that `count` bytes remain and returns the offset to read them from.
     @inlinable
     mutating func consume(_ count: Int) throws -> Int {
         let start = readerIndex
-        guard count >= 0, count <= bytes.count &- start else {
+        guard count >= 0, count <= writerIndex &- start else {
             throw truncated(needed: count)
         }
         readerIndex = start &+ count
@@ -126,10 +133,10 @@ struct RecordOrigin {
 
 extension DataBuffer: CustomStringConvertible {
     public var description: String {
-        let shown = bytes.prefix(64).map { byte in
+        let shown = allBytes.prefix(64).map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined(separator: " ")
-        return "DataBuffer(\(bytes.count) bytes, read at \(readerIndex): \(shown)\(bytes.count > 64 ? " …" : ""))"
+        return "DataBuffer(\(count) bytes, read at \(readerIndex): \(shown)\(count > 64 ? " …" : ""))"
     }
 }

@@ -24,23 +24,28 @@
 /// A `StoredObject` belongs to the store it was inserted into or fetched from,
 /// and like the store it must be used from one thread (or actor) at a time.
 open class StoredObject {
+    // The bookkeeping below is read and written for every object in every fetch
+    // and save loop. An ObjectStore and its objects are confined to one thread,
+    // and no access here overlaps another, so the dynamic exclusivity checks
+    // (a runtime call per access) are turned off for these properties.
+
     /// The object's row in its class's file: 0 until it is inserted, then
     /// fixed for its life (row IDs start at 2; row 1 holds the class metadata).
-    public internal(set) var rowID: UInt32 = 0
+    @exclusivity(unchecked) public internal(set) var rowID: UInt32 = 0
 
     /// `false` while the object is a fault whose content has not been read
     /// from disk yet. New objects have content.
-    public internal(set) var hasContent: Bool = true
+    @exclusivity(unchecked) public internal(set) var hasContent: Bool = true
 
     /// The store's bookkeeping for this object's class; `nil` while the object
     /// belongs to no store. Unowned: the store detaches its live objects when it closes.
-    @usableFromInline unowned(unsafe) var entry: ClassEntry?
+    @exclusivity(unchecked) @usableFromInline unowned(unsafe) var entry: ClassEntry?
 
     /// What the next save must do with this object.
-    @usableFromInline var changeState: ChangeState = .clean
+    @exclusivity(unchecked) @usableFromInline var changeState: ChangeState = .clean
 
     /// Set when loading the content failed, so that a property read does not retry on every access.
-    var contentLoadFailed = false
+    @exclusivity(unchecked) var contentLoadFailed = false
 
     /// Creates an object that belongs to no store; ``ObjectStore/insert(_:)`` adds it.
     public required init() {}

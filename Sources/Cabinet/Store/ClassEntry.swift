@@ -6,16 +6,17 @@ final class ClassEntry {
     let type: StoredObject.Type
     let name: String
     let table: any StorageTable
-    var metadata: ClassMetadata
-    var metadataChanged = false
+    // Touched per object in insert and fetch loops; confined to the store's thread.
+    @exclusivity(unchecked) var metadata: ClassMetadata
+    @exclusivity(unchecked) var metadataChanged = false
 
-    var live = UniquingTable()
+    let live = UniquingTable()
     /// Objects to write or delete at the next save. An object is listed once
     /// (its `changeState` says which list it is on); entries whose state moved
     /// on since (an insert deleted before saving) are skipped by the save.
-    var inserted: [StoredObject] = []
-    var updated: [StoredObject] = []
-    var deleted: [StoredObject] = []
+    @exclusivity(unchecked) var inserted: [StoredObject] = []
+    @exclusivity(unchecked) var updated: [StoredObject] = []
+    @exclusivity(unchecked) var deleted: [StoredObject] = []
 
     init(store: ObjectStore, type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata) {
         self.store = store

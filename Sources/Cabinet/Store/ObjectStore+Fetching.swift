@@ -130,6 +130,7 @@ extension ObjectStore {
     func loadContent(of object: StoredObject, entry: ClassEntry) throws -> Bool {
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
+        buffer.resolver = resolver
         let found: Void? = try entry.table.withValue(forRow: object.rowID) { bytes in buffer.load(bytes) }
         guard found != nil else { return false }
         try decode(&buffer, into: object, entry: entry)
@@ -148,7 +149,6 @@ extension ObjectStore {
     @inline(__always)
     private func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry) throws {
         buffer.origin = RecordOrigin(entry: entry, rowID: object.rowID, file: nil)
-        buffer.resolver = resolver
         if options.perInstanceVersioning {
             let version = try buffer.readUInt8()
             if version > entry.type.version {
@@ -179,6 +179,7 @@ extension ObjectStore {
         reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
+        buffer.resolver = resolver
         var goOn = true
         try entry.table.forEach { key, value in
             guard key.count == 4 else {

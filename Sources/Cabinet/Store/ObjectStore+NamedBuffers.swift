@@ -18,7 +18,7 @@ extension ObjectStore {
         if let target = buffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(namedBufferLocation(name), targetClass: target)
         }
-        pendingNamedBuffers[name] = .some(buffer.bytes)
+        pendingNamedBuffers[name] = .some(buffer.allBytes)
     }
 
     /// The buffer stored under `name` (including one set and not yet saved),

@@ -71,7 +71,7 @@ extension ObjectStore {
         if let target = writeBuffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
         }
-        try writeBuffer.bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: object.rowID) }
+        try writeBuffer.withUnsafeBytes { try entry.table.setValue($0, forRow: object.rowID) }
     }
 
     /// After a commit: saved objects become clean, deleted ones leave the store.

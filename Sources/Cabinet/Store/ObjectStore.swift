@@ -40,17 +40,17 @@ public final class ObjectStore {
     let backend: any StorageBackend
     let resolver = ReferenceResolver()
 
-    var entriesByType: [ObjectIdentifier: ClassEntry] = [:]
+    @exclusivity(unchecked) var entriesByType: [ObjectIdentifier: ClassEntry] = [:]
     var entriesByName: [String: ClassEntry] = [:]
     var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
-    var isClosed = false
+    @exclusivity(unchecked) var isClosed = false
 
     /// Named buffers set or removed since the last save (`nil`: removed).
     var pendingNamedBuffers: [String: [UInt8]?] = [:]
     /// Reused for reading records; taken out while in use so nested reads get their own.
-    var readBuffer = DataBuffer(capacity: 256)
+    @exclusivity(unchecked) var readBuffer = DataBuffer(capacity: 256)
     /// Reused for writing records during a save.
-    var writeBuffer = DataBuffer(capacity: 256)
+    @exclusivity(unchecked) var writeBuffer = DataBuffer(capacity: 256)
 
     /// Called when a fault's content cannot be loaded by a `@Stored` getter,
     /// which cannot throw. The object keeps its default values and is marked so

@@ -6,47 +6,68 @@
 /// index an array directly; a row ID far beyond the class's last row (only a
 /// damaged reference can name one) goes to a dictionary instead, so no record can
 /// make the table allocate more than the class's size.
-struct UniquingTable {
-    private var dense: [Unmanaged<StoredObject>?] = []
+///
+/// A class over raw memory: it is touched once or twice per object in every
+/// fetch loop, and raw pointer access needs no exclusivity bookkeeping.
+final class UniquingTable {
+    @exclusivity(unchecked) private var dense: UnsafeMutablePointer<Unmanaged<StoredObject>?>
+    @exclusivity(unchecked) private var denseCount = 0
     private var sparse: [UInt32: Unmanaged<StoredObject>] = [:]
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var count = 0
+
+    init() {
+        dense = UnsafeMutablePointer.allocate(capacity: 0)
+    }
+
+    deinit {
+        dense.deallocate()
+    }
 
     /// The live object at `rowID`, if any.
     @inline(__always)
     func object(at rowID: UInt32) -> StoredObject? {
         let index = Int(rowID)
-        if index < dense.count {
+        if index < denseCount {
             return dense[index]?.takeUnretainedValue()
         }
         return sparse.isEmpty ? nil : sparse[rowID]?.takeUnretainedValue()
     }
 
     /// Records `object` as the live instance of `rowID`. Rows up to `denseLimit` go in the array.
-    mutating func insert(_ object: StoredObject, at rowID: UInt32, denseLimit: UInt32) {
+    @inline(__always)
+    func insert(_ object: StoredObject, at rowID: UInt32, denseLimit: UInt32) {
         let index = Int(rowID)
-        if index < dense.count {
-            if dense[index] == nil { count += 1 }
-            dense[index] = Unmanaged.passUnretained(object)
-        } else if rowID <= denseLimit {
-            let newCount = max(index + 1, dense.count * 2, 64)
-            dense.reserveCapacity(newCount)
-            dense.append(contentsOf: repeatElement(nil, count: newCount - dense.count))
-            dense[index] = Unmanaged.passUnretained(object)
-            count += 1
-        } else {
-            if sparse.updateValue(Unmanaged.passUnretained(object), forKey: rowID) == nil { count += 1 }
+        if index >= denseCount {
+            guard rowID <= denseLimit else {
+                if sparse.updateValue(Unmanaged.passUnretained(object), forKey: rowID) == nil { count += 1 }
+                return
+            }
+            grow(toInclude: index)
         }
+        if dense[index] == nil { count += 1 }
+        dense[index] = Unmanaged.passUnretained(object)
     }
 
-    /// Forgets `rowID` if its entry is `object` (a stale entry for another object stays).
-    mutating func remove(_ object: StoredObject, at rowID: UInt32) {
+    private func grow(toInclude index: Int) {
+        let newCount = max(index + 1, denseCount * 2, 64)
+        let larger = UnsafeMutablePointer<Unmanaged<StoredObject>?>.allocate(capacity: newCount)
+        larger.moveInitialize(from: dense, count: denseCount)
+        (larger + denseCount).initialize(repeating: nil, count: newCount - denseCount)
+        dense.deallocate()
+        dense = larger
+        denseCount = newCount
+    }
+
+    /// Forgets `rowID` if its entry is `object` (an entry for another object stays).
+    func remove(_ object: StoredObject, at rowID: UInt32) {
         let index = Int(rowID)
-        if index < dense.count {
-            if let current = dense[index], current.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
+        let target = Unmanaged.passUnretained(object).toOpaque()
+        if index < denseCount {
+            if let current = dense[index], current.toOpaque() == target {
                 dense[index] = nil
                 count -= 1
             }
-        } else if let current = sparse[rowID], current.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
+        } else if let current = sparse[rowID], current.toOpaque() == target {
             sparse.removeValue(forKey: rowID)
             count -= 1
         }
@@ -56,13 +77,17 @@ struct UniquingTable {
     func allObjects() -> [StoredObject] {
         var result: [StoredObject] = []
         result.reserveCapacity(count)
-        for case let entry? in dense { result.append(entry.takeUnretainedValue()) }
+        for index in 0..<denseCount {
+            if let entry = dense[index] { result.append(entry.takeUnretainedValue()) }
+        }
         for entry in sparse.values { result.append(entry.takeUnretainedValue()) }
         return result
     }
 
-    mutating func removeAll() {
-        dense = []
+    func removeAll() {
+        dense.deallocate()
+        dense = UnsafeMutablePointer.allocate(capacity: 0)
+        denseCount = 0
         sparse = [:]
         count = 0
     }
