@@ -44,6 +44,11 @@ public protocol StorageTable: AnyObject {
     @discardableResult
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool
 
+    /// Prepares the table to hold about `records` records, before a save that
+    /// will bring it there (a hash table grows its buckets). Called outside any
+    /// transaction. Tables that need no preparation do nothing.
+    func reserveCapacity(_ records: Int) throws
+
     /// Calls `body` with each key and value, in the table's own order, until it returns `false`.
     /// The table must not be changed while this runs.
     func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
@@ -58,6 +63,8 @@ public protocol StorageTable: AnyObject {
 }
 
 extension StorageTable {
+    public func reserveCapacity(_ records: Int) throws {}
+
     /// Calls `body` with the value under a 4-byte little-endian row key.
     @inlinable
     func withValue<R>(forRow rowID: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {

@@ -17,10 +17,12 @@ import Foundation
 public final class TokyoCabinetBackend: StorageBackend {
     /// Tuning for newly created files (existing files keep their own), and durability.
     public struct Options: Sendable, Equatable {
-        /// The number of hash buckets of a new file: about as many as the objects it will hold.
+        /// The number of hash buckets of a new file. A file's buckets grow by
+        /// themselves before a save would put more than two records in each.
         public var bucketCount: Int64 = 131_071
-        /// Records are aligned to 2^alignmentPower bytes.
-        public var alignmentPower: Int8 = 4
+        /// Records are aligned to 2^alignmentPower bytes. 2 (4 bytes) keeps small
+        /// records small; files can reach 2^(32+alignmentPower) bytes (16 GiB).
+        public var alignmentPower: Int8 = 2
         /// The free-block pool holds 2^freeBlockPoolPower entries.
         public var freeBlockPoolPower: Int8 = 10
         /// How many bytes of each file are memory-mapped.

@@ -154,6 +154,26 @@ final class TokyoCabinetTable: StorageTable {
         }
     }
 
+    /// Grows the bucket array before it is overfilled: a hash file keeps the bucket
+    /// count it was created with, and with several records per bucket every write
+    /// walks a chain. Rebuilding is cheap while the file is small (a store that
+    /// grows by saves doubles its buckets, so the rebuilds cost O(n) in all).
+    func reserveCapacity(_ records: Int) throws {
+        let hdb = try open()
+        let buckets = Int(tchdbbnum(hdb))
+        guard records > buckets * TokyoCabinetTable.recordsPerBucketBeforeGrowing else { return }
+        guard tchdboptimize(hdb, Int64(records), -1, -1, UInt8.max) else { throw failure("grow buckets") }
+    }
+
+    /// How full the buckets may get before ``reserveCapacity(_:)`` rebuilds the file.
+    static let recordsPerBucketBeforeGrowing = 2
+
+    /// The file's bucket count.
+    var bucketCount: Int {
+        guard let handle else { return 0 }
+        return Int(tchdbbnum(handle))
+    }
+
     func beginTransaction() throws {
         guard tchdbtranbegin(try open()) else { throw failure("begin transaction") }
     }

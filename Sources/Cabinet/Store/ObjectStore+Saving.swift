@@ -16,6 +16,9 @@ extension ObjectStore {
         let namedTable = pendingNamedBuffers.isEmpty ? nil : try backend.openTable(named: ObjectStore.namedBuffersTableName)
         if entries.isEmpty && namedTable == nil { return }
 
+        for entry in entries where !entry.inserted.isEmpty {
+            try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
+        }
         var begun: [any StorageTable] = []
         do {
             for table in entries.map(\.table) + (namedTable.map { [$0] } ?? []) {
@@ -47,14 +50,20 @@ extension ObjectStore {
 
     /// Writes one class's pending changes inside its open transaction.
     private func write(_ entry: ClassEntry) throws {
+        // One local buffer for the whole class: no copy of the store's buffer per record.
+        var buffer = writeBuffer
+        writeBuffer = DataBuffer()
+        defer { writeBuffer = buffer }
+        let versioned = options.perInstanceVersioning
+        let version = entry.type.version
         for object in entry.inserted where object.changeState == .inserted {
-            try writeRecord(of: object, entry: entry)
+            try writeRecord(of: object, entry: entry, buffer: &buffer, version: versioned ? version : nil)
         }
         for object in entry.updated where object.changeState == .updated {
             if object.contentLoadFailed {
                 throw CabinetError.unloadedObjectModified(entry.location(row: object.rowID))
             }
-            try writeRecord(of: object, entry: entry)
+            try writeRecord(of: object, entry: entry, buffer: &buffer, version: versioned ? version : nil)
         }
         for object in entry.deleted where object.changeState == .deleted {
             try entry.table.removeValue(forRow: object.rowID)
@@ -64,14 +73,15 @@ extension ObjectStore {
         }
     }
 
-    private func writeRecord(of object: StoredObject, entry: ClassEntry) throws {
-        writeBuffer.removeAll()
-        if options.perInstanceVersioning { writeBuffer.writeUInt8(entry.type.version) }
-        object.write(to: &writeBuffer)
-        if let target = writeBuffer.firstUninsertedReference {
+    @inline(__always)
+    private func writeRecord(of object: StoredObject, entry: ClassEntry, buffer: inout DataBuffer, version: UInt8?) throws {
+        buffer.removeAll()
+        if let version { buffer.writeUInt8(version) }
+        object.write(to: &buffer)
+        if let target = buffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
         }
-        try writeBuffer.withUnsafeBytes { try entry.table.setValue($0, forRow: object.rowID) }
+        try buffer.withUnsafeBytes { try entry.table.setValue($0, forRow: object.rowID) }
     }
 
     /// After a commit: saved objects become clean, deleted ones leave the store.

@@ -44,6 +44,8 @@ public final class ObjectStore {
     var entriesByName: [String: ClassEntry] = [:]
     var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
     @exclusivity(unchecked) var isClosed = false
+    /// The entry `entry(for:)` found last.
+    @exclusivity(unchecked) var lastEntry: ClassEntry?
 
     /// Named buffers set or removed since the last save (`nil`: removed).
     var pendingNamedBuffers: [String: [UInt8]?] = [:]
@@ -130,7 +132,11 @@ public final class ObjectStore {
 
     @inline(__always)
     func entry(for type: StoredObject.Type) -> ClassEntry? {
-        entriesByType[ObjectIdentifier(type)]
+        // Loops insert and fetch one class at a time: remember the last answer.
+        if let last = lastEntry, last.type == type { return last }
+        let found = entriesByType[ObjectIdentifier(type)]
+        lastEntry = found
+        return found
     }
 
     func entry(classID: UInt8) -> ClassEntry? {
@@ -173,6 +179,7 @@ public final class ObjectStore {
             object.changeState = .clean
         }
         pendingNamedBuffers.removeAll()
+        lastEntry = nil
         resolver.store = nil
         backend.close()
     }
