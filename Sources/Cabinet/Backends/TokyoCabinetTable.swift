@@ -5,10 +5,29 @@ import Foundation
 /// `let` closure, so each record's callback borrows the closure instead of copying it.
 private final class Scan {
     let body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    let hdb: UnsafeMutablePointer<TCHDB>
     var error: (any Error)?
+    var recordsSinceRelease = 0
 
-    init(body: @escaping (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) {
+    /// How many records a scan reads between releases of the mapped file's pages.
+    static let recordsPerRelease = 16_384
+
+    init(body: @escaping (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool, hdb: UnsafeMutablePointer<TCHDB>) {
         self.body = body
+        self.hdb = hdb
+    }
+
+    /// A scan touches every page of the file's memory map, and touched pages of
+    /// a mapped file count as the process's resident memory. Handing them back
+    /// now and then keeps a scan of any size in bounded memory. The map is
+    /// shared, so the pages stay in the kernel's page cache (nothing is lost or
+    /// written); a page still needed is simply mapped again.
+    func releaseMappedPages() {
+        recordsSinceRelease = 0
+        // The map covers the header and buckets (msiz) and, beyond, up to xmsiz bytes of records.
+        let mapped = min(max(hdb.pointee.msiz, hdb.pointee.xmsiz), hdb.pointee.fsiz)
+        guard let map = hdb.pointee.map, mapped > 0 else { return }
+        _ = madvise(map, Int(mapped), Int32(MADV_DONTNEED))
     }
 }
 
@@ -133,11 +152,13 @@ final class TokyoCabinetTable: StorageTable {
         // of the same file cannot disturb it. Its callback is a C function, so
         // the Swift closure and any error it throws travel through `op`.
         try withoutActuallyEscaping(body) { body in
-            let scan = Scan(body: body)
+            let scan = Scan(body: body, hdb: hdb)
             let finished = withExtendedLifetime(scan) {
                 tchdbforeach(hdb, { key, keySize, value, valueSize, op in
                     guard let op else { return false }
                     let scan = Unmanaged<Scan>.fromOpaque(op).takeUnretainedValue()
+                    scan.recordsSinceRelease &+= 1
+                    if scan.recordsSinceRelease == Scan.recordsPerRelease { scan.releaseMappedPages() }
                     do {
                         return try scan.body(UnsafeRawBufferPointer(start: key, count: Int(keySize)),
                                              UnsafeRawBufferPointer(start: value, count: Int(valueSize)))

@@ -48,8 +48,14 @@ final class UniquingTable {
         dense[index] = Unmanaged.passUnretained(object)
     }
 
-    private func grow(toInclude index: Int) {
-        let newCount = max(index + 1, denseCount * 2, 64)
+    /// Makes room for rows up to `rowID` at once, so a scan of a whole class does
+    /// not grow the array step by step (and hold two copies at each step).
+    func reserve(upTo rowID: UInt32) {
+        if Int(rowID) >= denseCount { grow(toInclude: Int(rowID), exactly: true) }
+    }
+
+    private func grow(toInclude index: Int, exactly: Bool = false) {
+        let newCount = exactly ? index + 1 : max(index + 1, denseCount * 2, 64)
         let larger = UnsafeMutablePointer<Unmanaged<StoredObject>?>.allocate(capacity: newCount)
         larger.moveInitialize(from: dense, count: denseCount)
         (larger + denseCount).initialize(repeating: nil, count: newCount - denseCount)
