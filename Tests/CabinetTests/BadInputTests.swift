@@ -204,4 +204,28 @@ import Testing
         #expect(throws: CabinetError.self) { try store.register(Sneaky.self) }
         store.close()
     }
+
+    @Test func aHugeLastRowIDInDamagedMetadataAllocatesNothingAndBlocksNoRead() throws {
+        let directory = try makeStore()
+        // Last row ID 2^32 - 1, and the playlist refers to row 4,000,000,000.
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(1), [0xFF, 0xFF, 0xFF, 0xFF, 1, 0])])
+        RawTokyoCabinet.write(directory.path + "/Playlist", [
+            (RawTokyoCabinet.rowKey(2), [1, 1, 0, 0, 0, 0x50, 2, 0, 0, 0, 2, 0, 0, 0, 0x00, 0x28, 0x6B, 0xEE]),
+        ])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        #expect(try store.fetchAll(Song.self).count == 2)
+        var reported: [CabinetError] = []
+        store.faultErrorHandler = { reported.append($0) }
+        let list = try #require(try store.fetchAll(Playlist.self).first)
+        #expect(list.songs.map(\.rowID) == [2, 4_000_000_000])
+        #expect(list.songs[0].title == "A")
+        _ = list.songs[1].title
+        #expect(reported.first?.location?.rowID == 4_000_000_000)
+        let song = Song()
+        store.insert(song)                  // no row ID left: reported by the save, nothing trapped
+        #expect(song.rowID == 0)
+        #expect(throws: CabinetError.self) { try store.save() }
+        store.close()
+    }
 }

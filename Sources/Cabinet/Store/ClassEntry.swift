@@ -24,6 +24,7 @@ final class ClassEntry {
         self.name = name
         self.table = table
         self.metadata = metadata
+        updateDenseLimit()
     }
 
     var hasChanges: Bool {
@@ -34,9 +35,14 @@ final class ClassEntry {
         RecordLocation(file: table.path, className: name, rowID: rowID)
     }
 
-    /// Row IDs up to here index the uniquing array; beyond, only a damaged reference can point.
-    var denseLimit: UInt32 {
-        metadata.lastRowID &+ 1024
+    /// Row IDs up to here index the uniquing array; beyond, a dictionary holds them.
+    /// The last row ID comes from disk, so it only counts as far as the file's
+    /// record count backs it: a damaged metadata row cannot make the array huge.
+    @exclusivity(unchecked) private(set) var denseLimit: UInt32 = 0
+
+    func updateDenseLimit() {
+        let backed = UInt32(clamping: table.recordCount * 2 + 65_536 + inserted.count)
+        denseLimit = max(denseLimit, min(metadata.lastRowID &+ 1024, backed))
     }
 
     /// The live instance of `rowID`, or a new fault for it.

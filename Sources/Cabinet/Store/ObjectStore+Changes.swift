@@ -23,10 +23,17 @@ extension ObjectStore {
         guard let entry = entry(for: type(of: object)) else {
             preconditionFailure("Cabinet: \(type(of: object)) is not registered with this store; call store.register(\(type(of: object)).self) first")
         }
-        precondition(entry.metadata.lastRowID < UInt32.max, "Cabinet: \(entry.name) has used every row ID")
+        guard entry.metadata.lastRowID < UInt32.max else {
+            // Only a damaged (or truly exhausted) metadata row gets here; insert cannot
+            // throw, so the next save reports it and the object stays out of the store.
+            deferredSaveError = .malformedMetadata(entry.location(row: ClassMetadata.rowID),
+                                                   reason: "every row ID has been used, so no object can be inserted")
+            return
+        }
         entry.metadata.lastRowID += 1
         entry.metadataChanged = true
         object.rowID = entry.metadata.lastRowID
+        if object.rowID > entry.denseLimit { entry.updateDenseLimit() }
         object.hasContent = true
         object.contentLoadFailed = false
         object.changeState = .inserted

@@ -177,7 +177,7 @@ extension ObjectStore {
     func scan(_ type: StoredObject.Type, reserve: (Int) -> Void, _ body: (StoredObject) throws -> Bool) throws {
         let entry = try requireEntry(for: type)
         reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
-        entry.live.reserve(upTo: entry.metadata.lastRowID)
+        entry.live.reserve(upTo: min(entry.metadata.lastRowID, entry.denseLimit))
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
         buffer.resolver = resolver

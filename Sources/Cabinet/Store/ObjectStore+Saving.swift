@@ -12,6 +12,10 @@ extension ObjectStore {
     /// (Commits of several files are not yet atomic against a crash between them.)
     public func save() throws {
         try checkOpen()
+        if let error = deferredSaveError {
+            deferredSaveError = nil
+            throw error
+        }
         let entries = entriesByName.values.filter(\.hasChanges).sorted { $0.name < $1.name }
         let namedTable = pendingNamedBuffers.isEmpty ? nil : try backend.openTable(named: ObjectStore.namedBuffersTableName)
         if entries.isEmpty && namedTable == nil { return }

@@ -44,6 +44,8 @@ public final class ObjectStore {
     var entriesByName: [String: ClassEntry] = [:]
     var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
     @exclusivity(unchecked) var isClosed = false
+    /// An error found where the API cannot throw (an insert), reported by the next save.
+    var deferredSaveError: CabinetError?
     /// The entry `entry(for:)` found last.
     @exclusivity(unchecked) var lastEntry: ClassEntry?
 
