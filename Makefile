@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev
 
-.PHONY: all deps build demo test clean
+.PHONY: all deps build demo test speedtest speedtest-quick speedtest-10m clean
 
 all: build
 
@@ -36,6 +36,21 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# The full comparison at BNRPersistence's sizes (several minutes); see BENCHMARKS.md.
+speedtest: deps
+	$(SWIFT) build -c release --product speedtest
+	"$$($(SWIFT) build -c release --show-bin-path)/speedtest"
+
+speedtest-quick: deps
+	$(SWIFT) build -c release --product speedtest
+	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --quick
+
+# Linear growth: 10M songs against the 1M run, and enumerate's memory at 10M.
+speedtest-10m: deps
+	$(SWIFT) build -c release --product speedtest
+	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --repeat 1 --engines cabinet tc-raw \
+	  --workloads simple-insert simple-fetch simple-enumerate --songs 10000000
 
 clean:
 	rm -rf .build

@@ -21,7 +21,7 @@ import Testing
         switch workload {
         case .simpleInsert:
             for i in 0..<sizes.songs { outcome.add(UInt64(i)) }
-        case .simpleFetch:
+        case .simpleFetch, .simpleEnumerate:
             for i in 0..<sizes.songs { outcome.add(UInt64(i + SpeedData.simpleTitle.utf8.count)) }
         case .simpleUpdate:
             for i in stride(from: 0, to: sizes.complexSongs, by: 3) { outcome.add(stableHash(SpeedData.updatedTitle(i))) }

@@ -72,6 +72,10 @@ public enum CabinetEngine: Engine {
             for song in try store.fetchAll(Song.self) {
                 outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count))
             }
+        case .simpleEnumerate:
+            try store.enumerate(Song.self) { song, _ in
+                outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count))
+            }
         case .simpleUpdate:
             for song in try store.fetchAll(Song.self) where song.seconds % 3 == 0 {
                 song.title = SpeedData.updatedTitle(Int(song.seconds))

@@ -97,6 +97,13 @@ public enum GRDBRecordEngine: Engine {
         case .simpleFetch:
             let songs = try queue.read { db in try Song.fetchAll(db) }
             for song in songs { outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count)) }
+        case .simpleEnumerate:
+            try queue.read { db in
+                let songs = try Song.fetchCursor(db)
+                while let song = try songs.next() {
+                    outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count))
+                }
+            }
         case .simpleUpdate:
             try queue.write { db in
                 for var song in try Song.fetchAll(db) where song.seconds % 3 == 0 {

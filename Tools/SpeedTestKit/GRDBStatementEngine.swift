@@ -45,6 +45,15 @@ public enum GRDBStatementEngine: Engine {
                 }
                 for song in songs { outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count)) }
             }
+        case .simpleEnumerate:
+            try queue.read { db in
+                let rows = try Row.fetchCursor(db, sql: "SELECT title, seconds FROM song")
+                while let row = try rows.next() {
+                    let title: String = row[0]
+                    let seconds: Int = row[1]
+                    outcome.add(UInt64(seconds) &+ UInt64(title.utf8.count))
+                }
+            }
         case .simpleUpdate:
             try queue.write { db in
                 var ids: [(Int64, Int)] = []

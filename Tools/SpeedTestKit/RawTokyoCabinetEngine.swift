@@ -146,6 +146,11 @@ public enum RawTokyoCabinetEngine: Engine {
             all.reserveCapacity(Int(tchdbrnum(songs.hdb)))
             try songs.forEach { _, record in all.append(try decodeSong(record)) }
             for song in all { outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count)) }
+        case .simpleEnumerate:
+            try songs.forEach { _, record in
+                let song = try decodeSong(record)
+                outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count))
+            }
         case .simpleUpdate:
             var changed: [(UInt32, Song)] = []
             try songs.forEach { rowID, record in

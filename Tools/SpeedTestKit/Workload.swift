@@ -4,6 +4,8 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case simpleInsert = "simple-insert"
     /// Open the simple store and fetch every song as an object with its content.
     case simpleFetch = "simple-fetch"
+    /// Stream every song of the simple store without keeping them: memory must stay flat.
+    case simpleEnumerate = "simple-enumerate"
     /// Fetch every song of the complex store, retitle every third one, save.
     case simpleUpdate = "simple-update"
     /// `complexSongs` songs titled "Test Song N" and `playlists` playlists of `playlistSize` songs, save.
@@ -17,7 +19,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     public var preparation: Preparation {
         switch self {
         case .simpleInsert, .complexInsert: return .none
-        case .simpleFetch: return .simpleSongs
+        case .simpleFetch, .simpleEnumerate: return .simpleSongs
         case .simpleUpdate, .complexFetch: return .complexStore
         case .namedBuffer: return .bufferSongs
         }
@@ -26,7 +28,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     /// How many objects the workload handles, for the report.
     public func size(_ sizes: Sizes) -> Int {
         switch self {
-        case .simpleInsert, .simpleFetch: return sizes.songs
+        case .simpleInsert, .simpleFetch, .simpleEnumerate: return sizes.songs
         case .simpleUpdate: return sizes.complexSongs
         case .complexInsert: return sizes.complexSongs + sizes.playlists
         case .complexFetch: return sizes.playlists
