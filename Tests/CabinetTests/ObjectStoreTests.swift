@@ -79,6 +79,7 @@ import Testing
             #expect(try store.fetchAll(Song.self).first === first)
             weakSong = first
         }
+        store.undoManager.removeAllActions()        // undo history keeps the objects it can restore
         #expect(weakSong == nil, "the store must not keep objects the app dropped")
         let again = try #require(try store.fetch(Song.self, rowID: rowID))
         #expect(again.title == "Once")
@@ -209,12 +210,21 @@ import Testing
     func deletingAnUnsavedInsertForgetsIt(_ kind: BackendKind) throws {
         let fixture = try StoreFixture(kind)
         let store = try fixture.open()
-        let song = Song(); store.insert(song)
-        store.delete(song)
-        #expect(song.rowID == 0)
+        let song = Song()
+        store.undoManager.beginGroup(named: "Add"); store.insert(song); store.undoManager.endGroup()
+        let row = song.rowID
+        store.undoManager.beginGroup(named: "Remove"); store.delete(song); store.undoManager.endGroup()
         #expect(song.store == nil)
+        #expect(song.rowID == row, "kept while undo can put it back")
         try store.save()
         #expect(try store.count(of: Song.self) == 0)
+        try store.undoManager.undo()
+        #expect(try store.fetch(Song.self, rowID: row) === song)
+
+        store.undoManager.isEnabled = false
+        let other = Song(); store.insert(other)
+        store.delete(other)
+        #expect(other.rowID == 0, "without undo it has no row at all")
         store.close()
     }
 
@@ -364,6 +374,21 @@ import Testing
         let store = try fixture.open(Song.self)
         #expect(throws: CabinetError.classNotRegistered(className: "Playlist")) { _ = try store.fetchAll(Playlist.self) }
         try store.register(Song.self, Song.self)      // twice is fine
+        store.close()
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func dumpingAStoreAndItsObjectsIsSafe(_ kind: BackendKind) throws {
+        // Swift Testing reflects values to describe failures: reflection must not crash.
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open()
+        let song = Song(); song.title = "dumped"; store.insert(song)
+        try store.save()
+        _ = try store.fetchAll(Song.self)
+        var text = ""
+        dump(store, to: &text, maxDepth: 12)
+        dump(song, to: &text, maxDepth: 12)
+        #expect(text.contains("dumped"))
         store.close()
     }
 }

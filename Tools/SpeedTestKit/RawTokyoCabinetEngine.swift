@@ -25,6 +25,7 @@ public enum RawTokyoCabinetEngine: Engine {
             self.hdb = hdb
             self.path = path
             tchdbtune(hdb, Int64(max(131_071, expectedRecords)), 2, 10, 0)
+            tchdbsetxmsiz(hdb, 1 << 30)
             guard tchdbopen(hdb, path, Int32(HDBOREADER | HDBOWRITER | HDBOCREAT)) else {
                 throw failure("open")
             }

@@ -25,8 +25,11 @@ public final class TokyoCabinetBackend: StorageBackend {
         public var alignmentPower: Int8 = 2
         /// The free-block pool holds 2^freeBlockPoolPower entries.
         public var freeBlockPoolPower: Int8 = 10
-        /// How many bytes of each file are memory-mapped.
-        public var mappedSize: Int64 = 64 << 20
+        /// How many bytes of each file are memory-mapped. Beyond it Tokyo Cabinet
+        /// reads and writes with a system call per record, which made a 10M-object
+        /// save 2.5 times slower; mapping costs address space, not memory, and
+        /// scans hand their pages back as they go.
+        public var mappedSize: Int64 = 1 << 30
         /// Whether each commit waits for the data to reach the disk (`HDBOTSYNC`):
         /// survives power loss, at the cost of an fsync per file per save.
         public var syncOnCommit = false

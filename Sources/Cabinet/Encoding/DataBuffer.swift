@@ -119,12 +119,20 @@ public struct DataBuffer {
 
 /// Where a buffer's bytes were read from: a record of a class, or a named buffer.
 struct RecordOrigin {
-    unowned(unsafe) var entry: ClassEntry?
+    // Unmanaged rather than an unowned(unsafe) optional: reflecting (dump, Swift
+    // Testing's failure messages) an optional struct holding the latter crashed.
+    private var entryReference: Unmanaged<ClassEntry>?
     var rowID: UInt32
     var file: String?
 
+    init(entry: ClassEntry?, rowID: UInt32, file: String?) {
+        entryReference = entry.map { Unmanaged.passUnretained($0) }
+        self.rowID = rowID
+        self.file = file
+    }
+
     var location: RecordLocation {
-        if let entry {
+        if let entry = entryReference?.takeUnretainedValue() {
             return RecordLocation(file: entry.table.path, className: entry.name, rowID: rowID)
         }
         return RecordLocation(file: file ?? "<DataBuffer>")

@@ -47,6 +47,9 @@ open class StoredObject {
     /// Set when loading the content failed, so that a property read does not retry on every access.
     @exclusivity(unchecked) var contentLoadFailed = false
 
+    /// The undo group in which the object's state was last recorded.
+    @exclusivity(unchecked) @usableFromInline var undoStamp: UInt32 = 0
+
     /// Creates an object that belongs to no store; ``ObjectStore/insert(_:)`` adds it.
     public required init() {}
 
@@ -93,14 +96,17 @@ open class StoredObject {
     /// Records that a `@Stored` property is about to change.
     @inlinable
     final func storedPropertyWillChange() {
-        // The common cases are one compare each: an object of no store, or one already tracked.
-        guard changeState == .clean, entry != nil else { return }
+        // The common cases cost a compare or two: an object being read, an object
+        // of no store, or one already tracked and already recorded for undo.
+        let state = changeState
+        if state == .loading { return }
+        guard let entry else { return }
+        if state != .clean && undoStamp == entry.undoStamp { return }
         storedPropertyWillChangeSlowPath()
     }
 
     @usableFromInline
     final func storedPropertyWillChangeSlowPath() {
-        loadContentIfNeeded()
         entry?.store?.willUpdate(self)
     }
 }

@@ -68,6 +68,8 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     case referenceToUninsertedObject(RecordLocation, targetClass: String)
     /// An object whose content could not be loaded was changed; saving it would overwrite the damaged record.
     case unloadedObjectModified(RecordLocation)
+    /// An operation that rewrites a whole class (an upgrade) found unsaved changes to it.
+    case unsavedChanges(className: String)
     /// A reference was read from a buffer that belongs to no store.
     case noStoreForReferences
     /// A named-buffer name is empty or too long.
@@ -120,6 +122,8 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Cabinet: the object at \(l) refers to a \(target) that was never inserted. Insert it (store.insert(_:)) before saving."
         case .unloadedObjectModified(let l):
             return "Cabinet: the object at \(l) was changed but its stored content could not be loaded; saving it would overwrite the damaged record. Fetch it again with store.fetch to see the error."
+        case .unsavedChanges(let className):
+            return "Cabinet: \(className) has unsaved changes. Save (or undo) them before upgrading the class."
         case .noStoreForReferences:
             return "Cabinet: this DataBuffer belongs to no store, so it cannot turn row IDs into objects. Read references from buffers the store hands you."
         case .invalidName(let name):

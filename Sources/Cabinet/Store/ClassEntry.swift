@@ -9,6 +9,8 @@ final class ClassEntry {
     // Touched per object in insert and fetch loops; confined to the store's thread.
     @exclusivity(unchecked) var metadata: ClassMetadata
     @exclusivity(unchecked) var metadataChanged = false
+    /// The store's current undo group stamp (see `ObjectStore.setUndoStamp`).
+    @exclusivity(unchecked) @usableFromInline var undoStamp: UInt32 = 0
 
     let live = UniquingTable()
     /// Objects to write or delete at the next save. An object is listed once

@@ -39,6 +39,11 @@ extension ObjectStore {
         object.changeState = .inserted
         entry.adopt(object)
         entry.inserted.append(object)
+        if undoManager.isRecording {
+            object.undoStamp = undoManager.currentStamp()
+            undoManager.record(.remove(object))
+        }
+        notify(.inserted, object)
     }
 
     /// Deletes an object at the next save, after calling its
@@ -53,16 +58,22 @@ extension ObjectStore {
     public func delete(_ object: StoredObject) {
         guard let entry = object.entry, entry.store === self, object.changeState != .deleted else { return }
         object.prepareForDelete()
+        if object.changeState == .deleted { return }   // prepareForDelete deleted it itself
+        if undoManager.isRecording {
+            // Undo puts the very same instance back, so it must have its content.
+            object.loadContentIfNeeded()
+            undoManager.record(.restore(object, snapshot(of: object, entry: entry)))
+        }
         switch object.changeState {
         case .inserted:
             entry.release(object)
-            object.rowID = 0
-        case .deleted:
-            return   // prepareForDelete deleted it itself
+            // Keep the row ID while undo may put the object back; otherwise it has no row.
+            if !undoManager.isRecording { object.rowID = 0 }
         default:
             object.changeState = .deleted
             entry.deleted.append(object)
         }
+        notify(.deleted, object)
     }
 
     /// Tells the store an object is about to change, so the next save writes it.
@@ -75,11 +86,22 @@ extension ObjectStore {
     /// list.cachedDuration = 0     // a property that is not @Stored
     /// ```
     public func willUpdate(_ object: StoredObject) {
-        guard let entry = object.entry, entry.store === self, object.changeState == .clean else { return }
+        guard let entry = object.entry, entry.store === self else { return }
+        let state = object.changeState
+        if state == .loading || state == .deleted { return }
         object.loadContentIfNeeded()
+        if undoManager.isRecording {
+            let stamp = undoManager.currentStamp()
+            // An object inserted in this group has this stamp already: undoing the insert covers it.
+            if object.undoStamp != stamp {
+                object.undoStamp = stamp
+                undoManager.record(.restoreContent(object, snapshot(of: object, entry: entry)))
+            }
+        }
         guard object.changeState == .clean else { return }
         object.changeState = .updated
         entry.updated.append(object)
+        notify(.updated, object)
     }
 
     /// Whether anything was inserted, changed or deleted since the last save.

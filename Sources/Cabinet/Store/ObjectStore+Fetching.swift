@@ -147,9 +147,9 @@ extension ObjectStore {
 
     /// Runs the object's `read(from:)` over a record already in `buffer`.
     @inline(__always)
-    private func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry) throws {
+    func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry, versioned: Bool? = nil) throws {
         buffer.origin = RecordOrigin(entry: entry, rowID: object.rowID, file: nil)
-        if options.perInstanceVersioning {
+        if versioned ?? options.perInstanceVersioning {
             let version = try buffer.readUInt8()
             if version > entry.type.version {
                 throw CabinetError.newerVersion(entry.location(row: object.rowID), recordVersion: version, classVersion: entry.type.version)

@@ -12,6 +12,7 @@ extension ObjectStore {
     /// (Commits of several files are not yet atomic against a crash between them.)
     public func save() throws {
         try checkOpen()
+        undoManager.closeImplicitGroup()
         if let error = deferredSaveError {
             deferredSaveError = nil
             throw error

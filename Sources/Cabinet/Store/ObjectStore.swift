@@ -44,6 +44,22 @@ public final class ObjectStore {
     var entriesByName: [String: ClassEntry] = [:]
     var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
     @exclusivity(unchecked) var isClosed = false
+    /// Undo and redo of every change to this store's objects; see ``StoreUndoManager``.
+    ///
+    /// ```swift
+    /// store.undoManager.beginGroup(named: "Rename")
+    /// list.title = "Road trip"
+    /// store.undoManager.endGroup()
+    /// try store.undoManager.undo()
+    /// ```
+    public private(set) lazy var undoManager = StoreUndoManager(store: self)
+    /// The undo group stamp every class entry carries (0: not recording).
+    var undoStamp: UInt32 = 0
+    var observers: [(id: Int, handler: (StoreChange) -> Void)] = []
+    var nextObserverID = 0
+    /// Changes gathered during an undo or redo, posted together.
+    var pendingChange: ([StoredObject], [StoredObject], [StoredObject])?
+
     /// An error found where the API cannot throw (an insert), reported by the next save.
     var deferredSaveError: CabinetError?
     /// The entry `entry(for:)` found last.
@@ -125,6 +141,14 @@ public final class ObjectStore {
         entriesByType[ObjectIdentifier(type)] = entry
         entriesByName[name] = entry
         entriesByClassID[Int(metadata.classID)] = entry
+        entry.undoStamp = undoStamp
+    }
+
+    /// Gives every class entry the undo group stamp, so `@Stored` setters can tell
+    /// with one compare whether an object was already recorded in this group.
+    func setUndoStamp(_ stamp: UInt32) {
+        undoStamp = stamp
+        for entry in entriesByName.values { entry.undoStamp = stamp }
     }
 
     /// The classes registered so far.
@@ -181,6 +205,8 @@ public final class ObjectStore {
             object.changeState = .clean
         }
         pendingNamedBuffers.removeAll()
+        undoManager.removeAllActions()
+        observers.removeAll()
         lastEntry = nil
         resolver.store = nil
         backend.close()

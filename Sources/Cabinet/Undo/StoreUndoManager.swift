@@ -1,0 +1,180 @@
+/// Undo and redo for everything done to a store's objects.
+///
+/// Foundation's `UndoManager` does not exist on Linux; this one is the store's
+/// own, and it knows what a change is: every insert, delete and update is
+/// recorded by the store (the `@Stored` setters and ``ObjectStore/willUpdate(_:)``
+/// report updates), as the object's state before its first change in the group.
+///
+/// ```swift
+/// store.undoManager.beginGroup(named: "Rename")
+/// list.title = "Road trip"
+/// song.title = "New title"
+/// store.undoManager.endGroup()
+/// store.undoManager.undoName         // "Rename"
+/// try store.undoManager.undo()       // both objects back as they were; pending until save()
+/// try store.undoManager.redo()
+/// ```
+/// Changes made outside an explicit group form one implicit group, which
+/// closes at the next ``ObjectStore/save()`` or ``beginGroup(named:)``. Groups
+/// nest: inner groups fold into the outermost one. Undo and redo work across
+/// saves: undoing a saved delete puts the object back at the next save.
+public final class StoreUndoManager {
+    unowned(unsafe) let store: ObjectStore
+
+    /// Whether changes are recorded. Turn it off around a bulk import: nothing is
+    /// recorded (and no memory spent), and existing undo and redo steps are kept.
+    public var isEnabled = true {
+        didSet {
+            if !isEnabled { closeGroup() }
+            store.setUndoStamp(isEnabled ? stamp : 0)
+        }
+    }
+
+    /// How many groups are kept for undo; the oldest are dropped beyond it. 0 keeps all.
+    ///
+    /// Undo history keeps the objects it can restore alive, so the default is
+    /// bounded (100 groups). A long-running service that never undoes should set
+    /// ``isEnabled`` to `false`.
+    public var levelsOfUndo = 100 {
+        didSet { trim() }
+    }
+
+    private var undoStack: [UndoGroup] = []
+    private var redoStack: [UndoGroup] = []
+    /// The group being recorded, explicit or implicit.
+    private var openGroup: UndoGroup?
+    private var nesting = 0
+    private var isApplying = false
+    /// Numbers the groups, so an object is snapshotted once per group.
+    private var stamp: UInt32 = 0
+
+    init(store: ObjectStore) {
+        self.store = store
+    }
+
+    /// Opens a group; every change until the matching ``endGroup()`` is undone in one step.
+    /// An implicit group of earlier changes is closed first.
+    public func beginGroup(named name: String? = nil) {
+        if nesting == 0 {
+            closeGroup()
+            startGroup(named: name)
+        }
+        nesting += 1
+    }
+
+    /// Closes the group opened by ``beginGroup(named:)``. Unbalanced calls do nothing.
+    public func endGroup() {
+        guard nesting > 0 else { return }
+        nesting -= 1
+        if nesting == 0 { closeGroup() }
+    }
+
+    /// Whether there is something to undo (including an implicit group still open).
+    public var canUndo: Bool {
+        !undoStack.isEmpty || !(openGroup?.actions.isEmpty ?? true)
+    }
+
+    /// Whether there is something to redo.
+    public var canRedo: Bool { !redoStack.isEmpty }
+
+    /// The name of the group ``undo()`` would undo.
+    public var undoName: String? {
+        if let open = openGroup, !open.actions.isEmpty { return open.name }
+        return undoStack.last?.name
+    }
+
+    /// The name of the group ``redo()`` would redo.
+    public var redoName: String? { redoStack.last?.name }
+
+    /// Undoes the last group: the same instances go back to their earlier state
+    /// in one pass over the recorded snapshots. The result is pending until the next save.
+    public func undo() throws {
+        nesting = 0
+        closeGroup()
+        guard let group = undoStack.popLast() else { return }
+        store.beginGatheringChanges()
+        let inverse = try replay(group)
+        redoStack.append(inverse)
+        store.postChange(.undo)
+    }
+
+    /// Redoes the last undone group.
+    public func redo() throws {
+        nesting = 0
+        closeGroup()
+        guard let group = redoStack.popLast() else { return }
+        store.beginGatheringChanges()
+        let inverse = try replay(group)
+        undoStack.append(inverse)
+        trim()
+        store.postChange(.redo)
+    }
+
+    /// Forgets every undo and redo step.
+    public func removeAllActions() {
+        undoStack.removeAll()
+        redoStack.removeAll()
+        openGroup = nil
+        nesting = 0
+    }
+
+    // MARK: Recording (called by the store)
+
+    /// Whether the store should record anything now.
+    var isRecording: Bool { isEnabled && !isApplying }
+
+    /// The stamp of the group changes go into, opening an implicit group if needed.
+    func currentStamp() -> UInt32 {
+        if openGroup == nil { startGroup(named: nil) }
+        return stamp
+    }
+
+    func record(_ action: UndoAction) {
+        guard isRecording else { return }
+        if openGroup == nil { startGroup(named: nil) }
+        openGroup?.actions.append(action)
+        redoStack.removeAll()
+    }
+
+    /// Closes an implicit group (at a save). An explicit group stays open.
+    func closeImplicitGroup() {
+        if nesting == 0 { closeGroup() }
+    }
+
+    private func startGroup(named name: String?) {
+        openGroup = UndoGroup(name: name)
+        stamp &+= 1
+        if stamp == 0 { stamp = 1 }   // 0 means "not recording"
+        store.setUndoStamp(isEnabled ? stamp : 0)
+    }
+
+    private func closeGroup() {
+        guard let group = openGroup else { return }
+        openGroup = nil
+        if !group.actions.isEmpty {
+            undoStack.append(group)
+            trim()
+        }
+        // Changes after this start a new group: a new stamp snapshots objects again.
+        stamp &+= 1
+        if stamp == 0 { stamp = 1 }
+        store.setUndoStamp(isEnabled ? stamp : 0)
+    }
+
+    /// Applies a group's actions last to first and returns the group that takes them back.
+    private func replay(_ group: UndoGroup) throws -> UndoGroup {
+        isApplying = true
+        defer { isApplying = false }
+        var inverse: [UndoAction] = []
+        inverse.reserveCapacity(group.actions.count)
+        for action in group.actions.reversed() {
+            inverse.append(try store.apply(action))
+        }
+        return UndoGroup(name: group.name, actions: inverse)
+    }
+
+    private func trim() {
+        guard levelsOfUndo > 0, undoStack.count > levelsOfUndo else { return }
+        undoStack.removeFirst(undoStack.count - levelsOfUndo)
+    }
+}

@@ -1,0 +1,95 @@
+/// One step of an undo group, and how to take it back.
+///
+/// Applying an action returns its inverse, so undoing a group yields the redo
+/// group and redoing it yields the undo group again.
+enum UndoAction {
+    /// Put `content` (a record, as saved) back into `object`, in place: undoes an update.
+    case restoreContent(StoredObject, [UInt8])
+    /// Take `object` out of the store: undoes an insert (or redoes a delete).
+    case remove(StoredObject)
+    /// Put `object` back into the store at its row, with `content`: undoes a delete (or redoes an insert).
+    case restore(StoredObject, [UInt8])
+
+    var object: StoredObject {
+        switch self {
+        case .restoreContent(let object, _), .remove(let object), .restore(let object, _): return object
+        }
+    }
+}
+
+/// A named list of actions recorded together, undone together.
+final class UndoGroup {
+    let name: String?
+    var actions: [UndoAction] = []
+
+    init(name: String?, actions: [UndoAction] = []) {
+        self.name = name
+        self.actions = actions
+    }
+}
+
+extension ObjectStore {
+    /// The record bytes of `object` as a save would write them: its state to go back to.
+    func snapshot(of object: StoredObject, entry: ClassEntry) -> [UInt8] {
+        var buffer = DataBuffer()
+        buffer.writeUInt8(entry.type.version)
+        object.write(to: &buffer)
+        return buffer.allBytes
+    }
+
+    /// Applies `action` and returns the action that takes it back.
+    func apply(_ action: UndoAction) throws -> UndoAction {
+        let object = action.object
+        guard let entry = object.entry ?? entry(for: type(of: object)) else {
+            throw CabinetError.classNotRegistered(className: String(describing: type(of: object)))
+        }
+        switch action {
+        case .restoreContent(_, let content):
+            let inverse = UndoAction.restoreContent(object, snapshot(of: object, entry: entry))
+            try restore(content, into: object, entry: entry)
+            markRestoredObjectChanged(object, entry: entry)
+            return inverse
+        case .remove:
+            let inverse = UndoAction.restore(object, snapshot(of: object, entry: entry))
+            switch object.changeState {
+            case .inserted:
+                // Never saved: it simply leaves, keeping its row ID for a redo.
+                entry.release(object)
+            case .deleted:
+                break
+            default:
+                object.changeState = .deleted
+                entry.deleted.append(object)
+            }
+            notify(.deleted, object)
+            return inverse
+        case .restore(_, let content):
+            if object.entry == nil { entry.adopt(object) }
+            try restore(content, into: object, entry: entry)
+            // Written in full at the next save, whether its row is still on disk or not.
+            object.changeState = .updated
+            entry.updated.append(object)
+            notify(.inserted, object)
+            return .remove(object)
+        }
+    }
+
+    /// Reads `content` into `object`, as if it had been loaded from disk.
+    private func restore(_ content: [UInt8], into object: StoredObject, entry: ClassEntry) throws {
+        var buffer = DataBuffer()
+        content.withUnsafeBytes { buffer.load($0) }
+        buffer.resolver = resolver
+        let state = object.changeState
+        try decode(&buffer, into: object, entry: entry, versioned: true)
+        object.changeState = state
+        object.contentLoadFailed = false
+    }
+
+    private func markRestoredObjectChanged(_ object: StoredObject, entry: ClassEntry) {
+        if object.changeState == .clean {
+            object.changeState = .updated
+            entry.updated.append(object)
+        }
+        notify(.updated, object)
+    }
+}

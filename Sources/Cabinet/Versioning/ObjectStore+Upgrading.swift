@@ -1,0 +1,128 @@
+extension ObjectStore {
+    /// Whether some records of `type` may have been written by an older version
+    /// of the class: its metadata row records an older version than the class declares.
+    public func needsUpgrade(_ type: StoredObject.Type) throws -> Bool {
+        let entry = try requireEntry(for: type)
+        return entry.metadata.version < entry.type.version
+    }
+
+    /// Rewrites every object of `type` written by an older version of its class
+    /// at the current version, then records that version in the class's metadata.
+    ///
+    /// ```swift
+    /// try store.upgradeAll(Person.self)     // every Person now stored at version 2
+    /// ```
+    /// It streams the file `batchSize` rows at a time, one transaction per batch,
+    /// so memory stays bounded whatever the class's size. If it is interrupted,
+    /// the batches already committed stay upgraded and running it again finishes
+    /// the job (records already at the current version are skipped). Records of
+    /// a newer version are left as they are. The class must have no unsaved changes.
+    /// - Returns: the number of records rewritten.
+    @discardableResult
+    public func upgradeAll(_ type: StoredObject.Type, batchSize: Int = 1_000) throws -> Int {
+        let entry = try requireEntry(for: type)
+        guard !entry.hasChanges else {
+            throw CabinetError.unsavedChanges(className: entry.name)
+        }
+        let target = entry.type.version
+        var rewritten = 0
+        if options.perInstanceVersioning {
+            rewritten = try upgradeVersionedRecords(entry, to: target, batchSize: max(1, batchSize))
+        } else if entry.metadata.version < target {
+            // Without a version in each record, a half-done upgrade could not be told
+            // apart afterwards: rewrite everything in one transaction.
+            rewritten = try rewriteRows(entry, in: ClassMetadata.firstObjectRowID...max(entry.metadata.lastRowID, 1)) { _ in true }
+        }
+        if entry.metadata.version < target {
+            entry.metadata.version = target
+            try inTransaction(entry.table) {
+                try entry.metadata.bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
+            }
+        }
+        return rewritten
+    }
+
+    /// Upgrades every registered class whose metadata records an older version.
+    ///
+    /// ```swift
+    /// try store.register(Person.self, Song.self)
+    /// try store.upgradeAllClassesNeedingUpgrade()
+    /// ```
+    public func upgradeAllClassesNeedingUpgrade() throws {
+        for entry in entriesByName.values.sorted(by: { $0.name < $1.name }) where entry.metadata.version < entry.type.version {
+            try upgradeAll(entry.type)
+        }
+    }
+
+    private func upgradeVersionedRecords(_ entry: ClassEntry, to target: UInt8, batchSize: Int) throws -> Int {
+        var rewritten = 0
+        var seen = 0
+        let stored = max(entry.table.recordCount - 1, 0)
+        var start = ClassMetadata.firstObjectRowID
+        let last = entry.metadata.lastRowID
+        // Walk the row IDs in batches; stop once every stored record was seen, so a
+        // damaged last row ID cannot make this run for billions of empty rows.
+        while start <= last && seen < stored {
+            let end = start &+ UInt32(batchSize - 1) < start ? last : min(last, start &+ UInt32(batchSize - 1))
+            rewritten += try rewriteRows(entry, in: start...end) { version in
+                seen += 1
+                return version < target
+            }
+            if end == last { break }
+            start = end + 1
+        }
+        return rewritten
+    }
+
+    /// Reads and rewrites, in one transaction, the rows in `range` whose version byte `shouldRewrite` accepts.
+    private func rewriteRows(_ entry: ClassEntry, in range: ClosedRange<UInt32>,
+                             where shouldRewrite: (UInt8) -> Bool) throws -> Int {
+        var rewritten = 0
+        var buffer = DataBuffer()
+        try inTransaction(entry.table) {
+            for rowID in range {
+                var record = DataBuffer()
+                guard try entry.table.withValue(forRow: rowID, { record.load($0) }) != nil else { continue }
+                let version = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
+                guard shouldRewrite(version) else { continue }
+                let object = try upgradedObject(entry, rowID: rowID, record: &record)
+                buffer.removeAll()
+                if options.perInstanceVersioning { buffer.writeUInt8(entry.type.version) }
+                object.write(to: &buffer)
+                try buffer.withUnsafeBytes { try entry.table.setValue($0, forRow: rowID) }
+                rewritten += 1
+            }
+        }
+        return rewritten
+    }
+
+    /// The object of a row, with its content read by the current class (which handles the old version).
+    private func upgradedObject(_ entry: ClassEntry, rowID: UInt32, record: inout DataBuffer) throws -> StoredObject {
+        if let live = entry.live.object(at: rowID), live.hasContent { return live }
+        let object = entry.live.object(at: rowID) ?? entry.type.init()
+        if object.entry == nil {
+            object.rowID = rowID
+            object.hasContent = false
+            entry.adopt(object)
+        }
+        record.resolver = resolver
+        do {
+            try decode(&record, into: object, entry: entry)
+        } catch {
+            if object.changeState == .clean && !object.hasContent { entry.release(object) }
+            throw error
+        }
+        return object
+    }
+
+    private func inTransaction(_ table: any StorageTable, _ body: () throws -> Void) throws {
+        try table.beginTransaction()
+        do {
+            try body()
+            try table.commitTransaction()
+        } catch {
+            try? table.abortTransaction()
+            throw error
+        }
+    }
+}
