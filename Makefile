@@ -31,6 +31,7 @@ build: deps
 demo: deps
 	$(SWIFT) build -c release --product playlists
 	$(SWIFT) build -c release --product ReadmeExample
+	$(SWIFT) build -c release --product Versioning
 	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)"
 
 test: deps

@@ -30,6 +30,11 @@ let package = Package(
             exclude: ["demo.sh"]
         ),
         .executableTarget(
+            name: "Versioning",
+            dependencies: ["Cabinet"],
+            path: "Examples/Versioning"
+        ),
+        .executableTarget(
             name: "ReadmeExample",
             dependencies: ["Cabinet"],
             path: "Examples/ReadmeExample"

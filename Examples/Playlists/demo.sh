@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# What `make demo` runs: the README's example, then a scripted session of the
-# playlists example against a store in a temporary directory.
+# What `make demo` runs: the README's example, a scripted session of the
+# playlists example against a store in a temporary directory, and the
+# versioning example.
 set -euo pipefail
 bin="$1"
 
@@ -29,3 +30,6 @@ step delete-song "Mr. Blue Sky"
 step list
 echo "Files in the store (one Tokyo Cabinet hash database per class):"
 ls -l "$store" | tail -n +2
+echo
+echo "== Examples/Versioning: a class gains a field"
+"$bin/Versioning" "$(dirname "$store")/versioning"

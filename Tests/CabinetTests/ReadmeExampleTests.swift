@@ -15,6 +15,33 @@ import Testing
         #expect(example.hasSuffix(block), "Examples/ReadmeExample/main.swift must end with the README's first code block")
     }
 
+    /// Every Swift sample in the README is kept, line for line, in an example or a test,
+    /// so that it compiles (and runs) with the rest of the package.
+    @Test func everyReadmeSampleIsCompiledSomewhere() throws {
+        let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+        var sources: [String] = []
+        for folder in ["Examples", "Tests"] {
+            let enumerator = FileManager.default.enumerator(atPath: Self.root + "/" + folder)
+            while let name = enumerator?.nextObject() as? String {
+                if name.hasSuffix(".swift") {
+                    sources.append(try String(contentsOfFile: Self.root + "/" + folder + "/" + name, encoding: .utf8))
+                }
+            }
+        }
+        let normalized = sources.map { $0.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } }
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+        #expect(blocks.count >= 3)
+        for block in blocks {
+            let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let found = normalized.contains { file in
+                var index = 0
+                for line in file where index < lines.count && line == lines[index] { index += 1 }
+                return index == lines.count
+            }
+            #expect(found, "README sample not found in Examples/ or Tests/:\n\(block)")
+        }
+    }
+
     /// The README's statements, against a temporary directory instead of /tmp/music, with their claims checked.
     @Test func theReadmeExampleBehavesAsItsCommentsSay() throws {
         let directory = try TemporaryDirectory()

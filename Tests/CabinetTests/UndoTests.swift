@@ -213,4 +213,27 @@ import Testing
         #expect(try reopened.fetchAll(Song.self).allSatisfy { $0.seconds < 10_000 })
         reopened.close()
     }
+
+    /// The README's undo sample, verbatim (ReadmeExampleTests checks it is here).
+    @Test func theReadmeUndoSampleRuns() throws {
+        let fixture = try StoreFixture(.memory)
+        let store = try fixture.open()
+        let list = Playlist(); list.title = "Car"
+        let song = Song(); song.title = "Old title"
+        store.insert(list); store.insert(song)
+        try store.save()
+        store.undoManager.beginGroup(named: "Rename")
+        list.title = "Road trip"
+        song.title = "New title"
+        store.undoManager.endGroup()
+        print(store.undoManager.canUndo)   // true
+        print(store.undoManager.undoName ?? "")   // "Rename"
+        try store.undoManager.undo()       // both objects back as they were; the change is pending until save()
+        try store.undoManager.redo()
+        store.undoManager.levelsOfUndo = 50   // 0 = unlimited (default 100)
+        store.undoManager.isEnabled = false   // e.g. around a bulk import
+        #expect(list.title == "Road trip" && song.title == "New title")
+        #expect(!store.undoManager.isEnabled)
+        store.close()
+    }
 }

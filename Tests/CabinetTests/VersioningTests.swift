@@ -139,4 +139,35 @@ final class PersonV2: StoredObject {
         #expect(try reopened.fetchAll(PersonV2.self).map(\.phone).sorted() == ["0", "1", "2", "3", "4"])
         reopened.close()
     }
+
+    /// The README's versioning sample, verbatim (ReadmeExampleTests checks it is here).
+    @Test func theReadmeVersioningSampleRuns() throws {
+        let fixture = try StoreFixture(.memory)
+        do {
+            let old = try fixture.open(PersonV1.self)
+            let person = PersonV1(); person.phone = "555"; old.insert(person)
+            try old.save()
+            old.close()
+        }
+        let store = try fixture.open(Song.self)
+        final class Person: StoredObject {
+            override class var version: UInt8 { 2 }      // version 1 stored only the phone
+            @Stored var phone = ""
+            @Stored var fax = ""
+            override func read(from buffer: inout DataBuffer) throws {
+                phone = try buffer.readString()
+                if buffer.version >= 2 { fax = try buffer.readString() }
+            }
+            override func write(to buffer: inout DataBuffer) {
+                buffer.writeString(phone)
+                buffer.writeString(fax)
+            }
+        }
+        try store.register(Person.self)
+        try store.upgradeAll(Person.self)          // rewrites every instance at version 2
+        try store.upgradeAllClassesNeedingUpgrade()
+        #expect(try store.fetchAll(Person.self).first?.phone == "555")
+        #expect(try !store.needsUpgrade(Person.self))
+        store.close()
+    }
 }
