@@ -42,18 +42,6 @@ public enum CabinetEngine: Engine {
         return store
     }
 
-    public static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws {
-        switch preparation {
-        case .none: return
-        case .simpleSongs: _ = try run(.simpleInsert, sizes: sizes, directory: directory)
-        case .complexStore: _ = try run(.complexInsert, sizes: sizes, directory: directory)
-        case .bufferSongs:
-            var bufferSizes = sizes
-            bufferSizes.songs = sizes.bufferReferences
-            _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
-        }
-    }
-
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
         let store = try open(directory)
         defer { store.close() }

@@ -11,6 +11,21 @@ public protocol Engine: Sendable {
     static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome
 }
 
+extension Engine {
+    /// Makes a workload's data with the engine's own insert workloads.
+    public static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws {
+        switch preparation {
+        case .none: return
+        case .simpleSongs: _ = try run(.simpleInsert, sizes: sizes, directory: directory)
+        case .complexStore: _ = try run(.complexInsert, sizes: sizes, directory: directory)
+        case .bufferSongs:
+            var bufferSizes = sizes
+            bufferSizes.songs = sizes.bufferReferences
+            _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
+        }
+    }
+}
+
 /// Every engine, in report order.
 public let allEngines: [any Engine.Type] = [
     CabinetEngine.self, GRDBRecordEngine.self, GRDBStatementEngine.self, RawTokyoCabinetEngine.self,

@@ -70,18 +70,6 @@ public enum GRDBRecordEngine: Engine {
         return queue
     }
 
-    public static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws {
-        switch preparation {
-        case .none: return
-        case .simpleSongs: _ = try run(.simpleInsert, sizes: sizes, directory: directory)
-        case .complexStore: _ = try run(.complexInsert, sizes: sizes, directory: directory)
-        case .bufferSongs:
-            var bufferSizes = sizes
-            bufferSizes.songs = sizes.bufferReferences
-            _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
-        }
-    }
-
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
         let queue = try open(directory)
         var outcome = Outcome()

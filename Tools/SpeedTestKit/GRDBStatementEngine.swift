@@ -11,18 +11,6 @@ public enum GRDBStatementEngine: Engine {
         var seconds: Int
     }
 
-    public static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws {
-        switch preparation {
-        case .none: return
-        case .simpleSongs: _ = try run(.simpleInsert, sizes: sizes, directory: directory)
-        case .complexStore: _ = try run(.complexInsert, sizes: sizes, directory: directory)
-        case .bufferSongs:
-            var bufferSizes = sizes
-            bufferSizes.songs = sizes.bufferReferences
-            _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
-        }
-    }
-
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
         // The schema is GRDBRecordEngine's, so both engines store the same tables.
         let queue = try GRDBRecordEngine.open(directory)

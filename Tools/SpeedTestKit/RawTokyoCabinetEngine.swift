@@ -120,18 +120,6 @@ public enum RawTokyoCabinetEngine: Engine {
         }
     }
 
-    public static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws {
-        switch preparation {
-        case .none: return
-        case .simpleSongs: _ = try run(.simpleInsert, sizes: sizes, directory: directory)
-        case .complexStore: _ = try run(.complexInsert, sizes: sizes, directory: directory)
-        case .bufferSongs:
-            var bufferSizes = sizes
-            bufferSizes.songs = sizes.bufferReferences
-            _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
-        }
-    }
-
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
         try FileManager.default.createDirectory(atPath: directory + "/tc-raw", withIntermediateDirectories: true)
         let expectedSongs = workload == .simpleInsert ? sizes.songs : workload == .complexInsert ? sizes.complexSongs : 0

@@ -89,25 +89,23 @@ public final class StoreUndoManager {
     /// Undoes the last group: the same instances go back to their earlier state
     /// in one pass over the recorded snapshots. The result is pending until the next save.
     public func undo() throws {
-        nesting = 0
-        closeGroup()
+        finishRecording()
         guard let group = undoStack.popLast() else { return }
-        store.beginGatheringChanges()
-        let inverse = try replay(group)
-        redoStack.append(inverse)
-        store.postChange(.undo)
+        redoStack.append(try replay(group, cause: .undo))
     }
 
     /// Redoes the last undone group.
     public func redo() throws {
+        finishRecording()
+        guard let group = redoStack.popLast() else { return }
+        undoStack.append(try replay(group, cause: .redo))
+        trim()
+    }
+
+    /// Closes any open group, explicit ones included, before an undo or redo.
+    private func finishRecording() {
         nesting = 0
         closeGroup()
-        guard let group = redoStack.popLast() else { return }
-        store.beginGatheringChanges()
-        let inverse = try replay(group)
-        undoStack.append(inverse)
-        trim()
-        store.postChange(.redo)
     }
 
     /// Forgets every undo and redo step.
@@ -161,15 +159,17 @@ public final class StoreUndoManager {
         store.setUndoStamp(isEnabled ? stamp : 0)
     }
 
-    /// Applies a group's actions last to first and returns the group that takes them back.
-    private func replay(_ group: UndoGroup) throws -> UndoGroup {
+    /// Applies a group's actions last to first, tells observers, and returns the group that takes them back.
+    private func replay(_ group: UndoGroup, cause: StoreChange.Cause) throws -> UndoGroup {
         isApplying = true
         defer { isApplying = false }
+        store.beginGatheringChanges()
         var inverse: [UndoAction] = []
         inverse.reserveCapacity(group.actions.count)
         for action in group.actions.reversed() {
             inverse.append(try store.apply(action))
         }
+        store.postChange(cause)
         return UndoGroup(name: group.name, actions: inverse)
     }
 
