@@ -209,6 +209,18 @@ import Testing
         #expect(songs.enumerated().allSatisfy { $0.element.seconds == UInt32($0.offset) })
         try store.save()
         store.close()
+
+        // The same, on a store that counts its backend reads: undo reads nothing back from disk.
+        let (counted, backend) = try fixture.openCounting()
+        let loaded = try counted.fetchAll(Song.self)
+        counted.undoManager.beginGroup(named: "Triple")
+        for song in loaded { song.seconds *= 3 }
+        counted.undoManager.endGroup()
+        backend.resetCounts()
+        try counted.undoManager.undo()
+        #expect(backend.reads(of: "Song") == 0 && backend.scans.isEmpty)
+        #expect(loaded.allSatisfy { $0.seconds < 10_000 })
+        counted.close()
         let reopened = try fixture.open()
         #expect(try reopened.fetchAll(Song.self).allSatisfy { $0.seconds < 10_000 })
         reopened.close()
