@@ -52,10 +52,10 @@ public final class ObjectStore {
     /// store.undoManager.endGroup()
     /// try store.undoManager.undo()
     /// ```
-    public private(set) lazy var undoManager = StoreUndoManager(store: self)
+    public let undoManager = StoreUndoManager()
     /// The undo group stamp every class entry carries (0: not recording).
     var undoStamp: UInt32 = 0
-    var observers: [(id: Int, handler: (StoreChange) -> Void)] = []
+    @exclusivity(unchecked) var observers: [(id: Int, handler: (StoreChange) -> Void)] = []
     var nextObserverID = 0
     /// Changes gathered during an undo or redo, posted together.
     var pendingChange: ([StoredObject], [StoredObject], [StoredObject])?
@@ -102,6 +102,7 @@ public final class ObjectStore {
         self.path = backend.path
         self.options = options
         resolver.store = self
+        undoManager.store = self
     }
 
     deinit {

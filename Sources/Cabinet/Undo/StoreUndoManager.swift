@@ -19,14 +19,15 @@
 /// nest: inner groups fold into the outermost one. Undo and redo work across
 /// saves: undoing a saved delete puts the object back at the next save.
 public final class StoreUndoManager {
-    unowned(unsafe) let store: ObjectStore
+    /// Set by the store as it is created; the store owns this manager.
+    unowned(unsafe) var store: ObjectStore?
 
     /// Whether changes are recorded. Turn it off around a bulk import: nothing is
     /// recorded (and no memory spent), and existing undo and redo steps are kept.
-    public var isEnabled = true {
+    @exclusivity(unchecked) public var isEnabled = true {
         didSet {
             if !isEnabled { closeGroup() }
-            store.setUndoStamp(isEnabled ? stamp : 0)
+            store?.setUndoStamp(isEnabled ? stamp : 0)
         }
     }
 
@@ -39,18 +40,17 @@ public final class StoreUndoManager {
         didSet { trim() }
     }
 
-    private var undoStack: [UndoGroup] = []
-    private var redoStack: [UndoGroup] = []
+    // Touched on every recorded change; the store is confined to one thread.
+    @exclusivity(unchecked) private var undoStack: [UndoGroup] = []
+    @exclusivity(unchecked) private var redoStack: [UndoGroup] = []
     /// The group being recorded, explicit or implicit.
-    private var openGroup: UndoGroup?
-    private var nesting = 0
-    private var isApplying = false
+    @exclusivity(unchecked) private var openGroup: UndoGroup?
+    @exclusivity(unchecked) private var nesting = 0
+    @exclusivity(unchecked) private var isApplying = false
     /// Numbers the groups, so an object is snapshotted once per group.
-    private var stamp: UInt32 = 0
+    @exclusivity(unchecked) private var stamp: UInt32 = 0
 
-    init(store: ObjectStore) {
-        self.store = store
-    }
+    init() {}
 
     /// Opens a group; every change until the matching ``endGroup()`` is undone in one step.
     /// An implicit group of earlier changes is closed first.
@@ -131,7 +131,7 @@ public final class StoreUndoManager {
         guard isRecording else { return }
         if openGroup == nil { startGroup(named: nil) }
         openGroup?.actions.append(action)
-        redoStack.removeAll()
+        if !redoStack.isEmpty { redoStack.removeAll() }
     }
 
     /// Closes an implicit group (at a save). An explicit group stays open.
@@ -143,7 +143,7 @@ public final class StoreUndoManager {
         openGroup = UndoGroup(name: name)
         stamp &+= 1
         if stamp == 0 { stamp = 1 }   // 0 means "not recording"
-        store.setUndoStamp(isEnabled ? stamp : 0)
+        store?.setUndoStamp(isEnabled ? stamp : 0)
     }
 
     private func closeGroup() {
@@ -156,13 +156,14 @@ public final class StoreUndoManager {
         // Changes after this start a new group: a new stamp snapshots objects again.
         stamp &+= 1
         if stamp == 0 { stamp = 1 }
-        store.setUndoStamp(isEnabled ? stamp : 0)
+        store?.setUndoStamp(isEnabled ? stamp : 0)
     }
 
     /// Applies a group's actions last to first, tells observers, and returns the group that takes them back.
     private func replay(_ group: UndoGroup, cause: StoreChange.Cause) throws -> UndoGroup {
         isApplying = true
         defer { isApplying = false }
+        guard let store else { throw CabinetError.storeClosed(path: "") }
         store.beginGatheringChanges()
         var inverse: [UndoAction] = []
         inverse.reserveCapacity(group.actions.count)

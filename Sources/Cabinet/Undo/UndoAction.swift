@@ -20,7 +20,7 @@ enum UndoAction {
 /// A named list of actions recorded together, undone together.
 final class UndoGroup {
     let name: String?
-    var actions: [UndoAction] = []
+    @exclusivity(unchecked) var actions: [UndoAction] = []
 
     init(name: String?, actions: [UndoAction] = []) {
         self.name = name
