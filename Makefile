@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev
 
-.PHONY: all deps build demo test speedtest speedtest-quick speedtest-10m clean
+.PHONY: all deps build demo test torture speedtest speedtest-quick speedtest-10m clean
 
 all: build
 
@@ -37,6 +37,11 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# 1,000 SIGKILLs of a process saving across three files (make test runs 100).
+torture: deps
+	$(SWIFT) build --build-tests
+	CABINET_TORTURE_ROUNDS=1000 $(SWIFT) test --filter CrashTortureTests
 
 # The full comparison at BNRPersistence's sizes (several minutes); see BENCHMARKS.md.
 speedtest: deps

@@ -59,6 +59,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/StoreHolder"
         ),
+        // The child of the crash-torture test: saves in a loop until killed.
+        .executableTarget(
+            name: "cabinet-torture",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/Torture"
+        ),
         .testTarget(
             name: "CabinetTests",
             dependencies: ["Cabinet", "CTokyoCabinet"]

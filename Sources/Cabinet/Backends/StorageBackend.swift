@@ -21,6 +21,26 @@ public protocol StorageBackend: AnyObject {
 
     /// Closes every table and releases the store's lock. Calling it twice does nothing.
     func close()
+
+    /// Whether the tables outlive the process, so that a save touching several of
+    /// them must go through a journal (see `SaveJournal`) to stay all-or-nothing.
+    var needsJournal: Bool { get }
+
+    /// Stores the journal so that it becomes visible whole or not at all.
+    func writeJournal(_ bytes: [UInt8]) throws
+
+    /// The journal left by a save that may not have finished, if any.
+    func readJournal() throws -> [UInt8]?
+
+    /// Removes the journal once its save is applied.
+    func removeJournal() throws
+}
+
+extension StorageBackend {
+    public var needsJournal: Bool { false }
+    public func writeJournal(_ bytes: [UInt8]) throws {}
+    public func readJournal() throws -> [UInt8]? { nil }
+    public func removeJournal() throws {}
 }
 
 /// One table of byte-string keys and values.

@@ -95,6 +95,31 @@ public final class TokyoCabinetBackend: StorageBackend {
         }.sorted()
     }
 
+    public var needsJournal: Bool { true }
+
+    /// The journal of a save in progress (see `docs/FORMAT.md`).
+    public static let journalFileName = ".cabinet-journal"
+
+    var journalPath: String { path + "/" + TokyoCabinetBackend.journalFileName }
+
+    /// Writes the journal beside its final name and renames it into place, so a
+    /// reader sees a whole journal or none. With `syncOnCommit`, the file and the
+    /// directory are flushed to the disk first.
+    public func writeJournal(_ bytes: [UInt8]) throws {
+        let temporary = journalPath + ".tmp"
+        try JournalFile.write(bytes, to: temporary, sync: options.syncOnCommit)
+        try JournalFile.rename(temporary, to: journalPath, directory: path, sync: options.syncOnCommit)
+    }
+
+    public func readJournal() throws -> [UInt8]? {
+        try? JournalFile.remove(journalPath + ".tmp", directory: path, sync: false)
+        return try JournalFile.read(journalPath)
+    }
+
+    public func removeJournal() throws {
+        try JournalFile.remove(journalPath, directory: path, sync: options.syncOnCommit)
+    }
+
     public func close() {
         for table in tables.values { table.close() }
         tables.removeAll()

@@ -56,18 +56,6 @@ extension ObjectStore {
         pendingNamedBuffers[name] = .some(nil)
     }
 
-    func writeNamedBuffers(to table: any StorageTable) throws {
-        for (name, bytes) in pendingNamedBuffers {
-            try Array(name.utf8).withUnsafeBytes { key in
-                if let bytes {
-                    try bytes.withUnsafeBytes { try table.setValue($0, forKey: key) }
-                } else {
-                    try table.removeValue(forKey: key)
-                }
-            }
-        }
-    }
-
     private func namedBufferLocation(_ name: String) -> RecordLocation {
         RecordLocation(file: "\(path)/\(ObjectStore.namedBuffersTableName) [\(name)]")
     }

@@ -60,6 +60,8 @@ public final class ObjectStore {
     /// Changes gathered during an undo or redo, posted together.
     var pendingChange: ([StoredObject], [StoredObject], [StoredObject])?
 
+    /// Set while a journal written by a save has not been applied in full.
+    var journalAwaitsReplay = false
     /// An error found where the API cannot throw (an insert), reported by the next save.
     var deferredSaveError: CabinetError?
     /// The entry `entry(for:)` found last.
@@ -103,6 +105,8 @@ public final class ObjectStore {
         self.options = options
         resolver.store = self
         undoManager.store = self
+        // A save killed between its files left a journal: finish that save before anything else.
+        try recoverInterruptedSave()
     }
 
     deinit {

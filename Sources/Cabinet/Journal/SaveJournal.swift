@@ -1,0 +1,89 @@
+/// The redo log that makes a save touching several files all-or-nothing.
+///
+/// Tokyo Cabinet's transactions are per file: a process killed between two
+/// files' commits would leave half a save. So a save that changes more than one
+/// file first writes every change to a journal, which the backend makes visible
+/// atomically (written whole, then renamed into place), then applies the changes
+/// to the files, and then removes the journal. A store that opens with a journal
+/// present replays it: the puts and removes are idempotent, so replaying a save
+/// that was fully or partly applied completes it. The layout is in `docs/FORMAT.md`.
+struct SaveJournal {
+    static let magic = Array("CABINETJ".utf8)
+    static let formatVersion: UInt8 = 1
+
+    enum Operation: UInt8 {
+        case end = 0, put = 1, remove = 2
+    }
+
+    private var tableIndex: [String: UInt16] = [:]
+    private(set) var tableNames: [String] = []
+    private var operationCount: UInt32 = 0
+    private var body = DataBuffer()
+
+    /// Records that `key` of `table` is set to `value` (or removed, when `value` is nil).
+    mutating func record(table: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+        let index: UInt16
+        if let known = tableIndex[table] {
+            index = known
+        } else {
+            index = UInt16(tableNames.count)
+            tableIndex[table] = index
+            tableNames.append(table)
+        }
+        body.writeUInt8(value == nil ? Operation.remove.rawValue : Operation.put.rawValue)
+        body.appendLittleEndian(index)
+        body.writeCounted(key)
+        if let value { body.writeCounted(value) }
+        operationCount += 1
+    }
+
+    /// The journal file's bytes: header, table names, operations, end marker, count and CRC-32.
+    func encoded() -> [UInt8] {
+        var file = DataBuffer(capacity: body.count + 64)
+        SaveJournal.magic.withUnsafeBytes { file.append($0) }
+        file.writeUInt8(SaveJournal.formatVersion)
+        file.appendLittleEndian(UInt16(tableNames.count))
+        for name in tableNames { file.writeString(name) }
+        body.withUnsafeBytes { file.append($0) }
+        file.writeUInt8(Operation.end.rawValue)
+        file.writeUInt32(operationCount)
+        let crc = file.withUnsafeBytes { CRC32.checksum($0) }
+        file.writeUInt32(crc)
+        return file.allBytes
+    }
+
+    /// Calls `apply` with each operation of a journal file, after checking it whole.
+    ///
+    /// Throws if the bytes are not a complete journal (damaged, or cut short).
+    static func replay(_ bytes: [UInt8], location: RecordLocation,
+                       _ apply: (_ table: String, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void) throws {
+        func damaged(_ reason: String) -> CabinetError { .malformedRecord(location, reason: "the save journal is damaged: \(reason)") }
+        guard bytes.count >= magic.count + 1 + 2 + 1 + 4 + 4, Array(bytes.prefix(magic.count)) == magic else {
+            throw damaged("it does not start with the journal's magic")
+        }
+        let stored = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self)) }
+        let computed = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<(bytes.count - 4)])) }
+        guard stored == computed else { throw damaged("its checksum does not match") }
+        var reader = DataBuffer(bytes: bytes)
+        reader.origin = RecordOrigin(entry: nil, rowID: 0, file: location.file)
+        reader.readerIndex = magic.count
+        guard try reader.readUInt8() == formatVersion else { throw damaged("unknown journal version") }
+        let tableCount = Int(try reader.readLittleEndian(UInt16.self))
+        var names: [String] = []
+        for _ in 0..<tableCount { names.append(try reader.readString()) }
+        var applied: UInt32 = 0
+        while true {
+            guard let operation = Operation(rawValue: try reader.readUInt8()) else { throw damaged("unknown operation") }
+            if operation == .end { break }
+            let index = Int(try reader.readLittleEndian(UInt16.self))
+            guard index < names.count else { throw damaged("operation on table \(index) of \(names.count)") }
+            let key = try reader.readCountedRange()
+            let value = operation == .put ? try reader.readCountedRange() : nil
+            try reader.withUnsafeBytes { all in
+                try apply(names[index], UnsafeRawBufferPointer(rebasing: all[key]), value.map { UnsafeRawBufferPointer(rebasing: all[$0]) })
+            }
+            applied += 1
+        }
+        guard try reader.readUInt32() == applied else { throw damaged("operation count does not match") }
+    }
+}

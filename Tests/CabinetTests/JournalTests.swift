@@ -1,0 +1,99 @@
+@testable import Cabinet
+import Foundation
+import Testing
+
+@Suite struct JournalTests {
+    @Test func aJournalReplaysEveryOperationInOrder() throws {
+        var journal = SaveJournal()
+        let key = RawTokyoCabinet.rowKey(2)
+        key.withUnsafeBytes { k in [UInt8]([1, 2, 3]).withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+        key.withUnsafeBytes { journal.record(table: "Playlist", key: $0, value: nil) }
+        Array("Favorite".utf8).withUnsafeBytes { k in [UInt8]([9]).withUnsafeBytes { journal.record(table: "NamedBuffers", key: k, value: $0) } }
+        var seen: [String] = []
+        try SaveJournal.replay(journal.encoded(), location: RecordLocation(file: "j")) { table, key, value in
+            seen.append("\(table) \(Array(key)) \(value.map { Array($0) }.map { "\($0)" } ?? "removed")")
+        }
+        #expect(seen == ["Song [2, 0, 0, 0] [1, 2, 3]", "Playlist [2, 0, 0, 0] removed", "NamedBuffers [70, 97, 118, 111, 114, 105, 116, 101] [9]"])
+    }
+
+    @Test func aDamagedOrCutJournalAppliesNothing() throws {
+        var journal = SaveJournal()
+        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in [UInt8](repeating: 7, count: 40).withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+        let bytes = journal.encoded()
+        var variants: [[UInt8]] = [Array(bytes.dropLast(5)), Array(bytes.prefix(10)), []]
+        for index in stride(from: 0, to: bytes.count, by: 7) {
+            var flipped = bytes
+            flipped[index] ^= 0x10
+            variants.append(flipped)
+        }
+        for damaged in variants {
+            var applied = 0
+            #expect(throws: CabinetError.self) {
+                try SaveJournal.replay(damaged, location: RecordLocation(file: "j")) { _, _, _ in applied += 1 }
+            }
+            #expect(applied == 0)
+        }
+    }
+
+    /// A save killed after writing its journal and before touching the files is finished by the next open.
+    @Test func openingAStoreFinishesASaveLeftInItsJournal() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = try ObjectStore(path: directory.path)
+            try store.register(Song.self, Playlist.self)
+            store.close()
+        }
+        // What a save of one song and one playlist that refers to it journals.
+        var song = DataBuffer(); song.writeUInt8(1); song.writeString("Journaled"); song.writeUInt32(7)
+        var list = DataBuffer(); list.writeUInt8(1); list.writeString("J"); list.writeUInt32(1); list.writeUInt32(2)
+        var journal = SaveJournal()
+        for (table, row, record) in [("Song", UInt32(2), song), ("Playlist", UInt32(2), list)] {
+            RawTokyoCabinet.rowKey(row).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: table, key: k, value: $0) } }
+        }
+        let backend = try TokyoCabinetBackend(directory: directory.path)
+        try backend.writeJournal(journal.encoded())
+        backend.close()
+
+        let store = try ObjectStore(path: directory.path)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/" + TokyoCabinetBackend.journalFileName))
+        try store.register(Song.self, Playlist.self)
+        let playlist = try #require(try store.fetch(Playlist.self, rowID: 2))
+        #expect(playlist.songs.first?.title == "Journaled")
+        store.close()
+    }
+
+    @Test func aDamagedJournalStopsTheOpenWithAnErrorThatSaysWhatToDo() throws {
+        let directory = try TemporaryDirectory()
+        let journalPath = directory.path + "/" + TokyoCabinetBackend.journalFileName
+        try Data("CABINETJ garbage".utf8).write(to: URL(fileURLWithPath: journalPath))
+        let error = expectCabinetError({ _ = try ObjectStore(path: directory.path) }) {
+            if case .malformedRecord(let location, let reason) = $0 { return location.file == journalPath && reason.contains("journal") }
+            return false
+        }
+        #expect(error != nil)
+        try FileManager.default.removeItem(atPath: journalPath)
+        let store = try ObjectStore(path: directory.path)   // the lock was released by the failed open
+        store.close()
+    }
+
+    @Test func savesOfOneFileNeedNoJournalAndSavesOfSeveralLeaveNone() throws {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        let song = Song(); store.insert(song)
+        let list = Playlist(); list.songs = [song]; store.insert(list)
+        try store.save()
+        var favorites = DataBuffer(); favorites.writeReference(song)
+        try store.setNamedBuffer(favorites, forName: "F")
+        song.title = "changed"
+        try store.save()
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.hasPrefix(".cabinet-journal") })
+        store.close()
+        let reopened = try ObjectStore(path: directory.path)
+        try reopened.register(Song.self, Playlist.self)
+        var buffer = try #require(try reopened.namedBuffer(forName: "F"))
+        #expect(try buffer.readReference(to: Song.self)?.title == "changed")
+        reopened.close()
+    }
+}
