@@ -44,6 +44,7 @@ final class TortureReceipt: StoredObject {
         let store = directory.path + "/store"
         var generator = SystemRandomNumberGenerator()
         var lastAcknowledged: UInt64 = 0
+        var verified: UInt64 = 0
         var killedWithJournal = 0
         for round in 0..<rounds {
             let child = Process()
@@ -63,32 +64,42 @@ final class TortureReceipt: StoredObject {
                 lastAcknowledged = max(lastAcknowledged, serial)
             }
             if FileManager.default.fileExists(atPath: store + "/" + TokyoCabinetBackend.journalFileName) { killedWithJournal += 1 }
-            try verify(store, acknowledged: lastAcknowledged, round: round)
+            verified = try verify(store, acknowledged: lastAcknowledged, from: verified, round: round)
         }
+        // The last check reads every receipt again, in case a kill damaged an old one.
+        _ = try verify(store, acknowledged: lastAcknowledged, from: 0, round: rounds)
         #expect(lastAcknowledged > UInt64(rounds), "the child made progress")
         print("torture: \(rounds) kills, \(lastAcknowledged) acknowledged saves, \(killedWithJournal) kills left a journal to replay")
     }
 
-    private func verify(_ path: String, acknowledged: UInt64, round: Int) throws {
+    /// Checks the store after a kill; receipts up to `from` were checked before.
+    /// Receipts are inserted one per save, so receipt N has row N + 1.
+    /// - Returns: the number of receipts now checked.
+    private func verify(_ path: String, acknowledged: UInt64, from checked: UInt64, round: Int) throws -> UInt64 {
         let store = try ObjectStore(path: path)      // replays a journal the kill left behind
         defer { store.close() }
         store.undoManager.isEnabled = false
         try store.register(TortureLeft.self, TortureRight.self, TortureReceipt.self)
+        let count = UInt64(try store.count(of: TortureReceipt.self))
+        #expect(count >= acknowledged, "round \(round): an acknowledged save was lost")
+        #expect(count >= checked, "round \(round): receipts that were there before are gone")
+        guard count > 0 else { return 0 }
         let lefts = try store.fetchAll(TortureLeft.self), rights = try store.fetchAll(TortureRight.self)
-        let receipts = try store.fetchAll(TortureReceipt.self).sorted { $0.serial < $1.serial }
-        if receipts.isEmpty {
-            #expect(acknowledged == 0, "round \(round): acknowledged saves are missing")
-            return
-        }
         let left = try #require(lefts.first, "round \(round): receipts without a Left object")
         let right = try #require(rights.first, "round \(round): receipts without a Right object")
         #expect(lefts.count == 1 && rights.count == 1)
         #expect(left.balance + right.balance == 1_000, "round \(round): the invariant broke")
-        #expect(receipts.map(\.serial) == Array(1...UInt64(receipts.count)), "round \(round): a save is missing in the middle")
-        #expect(UInt64(receipts.count) >= acknowledged, "round \(round): an acknowledged save was lost")
-        #expect(receipts.last?.leftBalance == left.balance, "round \(round): the balances and the last receipt disagree")
-        for receipt in receipts where !receipt.padding.allSatisfy({ $0 == UInt8(truncatingIfNeeded: receipt.serial) }) {
-            Issue.record("round \(round): receipt \(receipt.serial) is torn")
+        for serial in (checked + 1)...count {
+            let receipt = try #require(try store.fetch(TortureReceipt.self, rowID: UInt32(serial + 1)), "round \(round): receipt \(serial) is missing")
+            #expect(receipt.serial == serial)
+            if !receipt.padding.allSatisfy({ $0 == UInt8(truncatingIfNeeded: serial) }) {
+                Issue.record("round \(round): receipt \(serial) is torn")
+            }
+            if serial == count {
+                #expect(receipt.leftBalance == left.balance, "round \(round): the balances and the last receipt disagree")
+            }
         }
+        #expect(try store.fetch(TortureReceipt.self, rowID: UInt32(count + 2)) == nil)
+        return count
     }
 }
