@@ -73,6 +73,8 @@ public final class ObjectStore {
     @exclusivity(unchecked) var readBuffer = DataBuffer(capacity: 256)
     /// Reused for writing records during a save.
     @exclusivity(unchecked) var writeBuffer = DataBuffer(capacity: 256)
+    /// Reused for undo snapshots.
+    @exclusivity(unchecked) var snapshotBuffer = DataBuffer(capacity: 256)
 
     /// Called when a fault's content cannot be loaded by a `@Stored` getter,
     /// which cannot throw. The object keeps its default values and is marked so

@@ -31,7 +31,11 @@ final class UndoGroup {
 extension ObjectStore {
     /// The record bytes of `object` as a save would write them: its state to go back to.
     func snapshot(of object: StoredObject, entry: ClassEntry) -> [UInt8] {
-        var buffer = DataBuffer()
+        // Encoded in a reused buffer, so a snapshot costs one allocation: its own bytes.
+        var buffer = snapshotBuffer
+        snapshotBuffer = DataBuffer()
+        defer { snapshotBuffer = buffer }
+        buffer.removeAll()
         buffer.writeUInt8(entry.type.version)
         object.write(to: &buffer)
         return buffer.allBytes
