@@ -7,9 +7,10 @@ let package = Package(
         .library(name: "Cabinet", targets: ["Cabinet"]),
         .executable(name: "playlists", targets: ["Playlists"]),
         .executable(name: "speedtest", targets: ["speedtest"]),
+        .executable(name: "cabinet", targets: ["CabinetTool"]),
     ],
     dependencies: [
-        // For the speed test only: the comparator and the command line. The Cabinet library depends on neither.
+        // For the tools only (the speed test's comparator, the command lines). The Cabinet library depends on neither.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
@@ -48,6 +49,11 @@ let package = Package(
             name: "speedtest",
             dependencies: ["SpeedTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/speedtest"
+        ),
+        .executableTarget(
+            name: "CabinetTool",
+            dependencies: ["Cabinet", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/cabinet"
         ),
         .testTarget(
             name: "SpeedTestKitTests",

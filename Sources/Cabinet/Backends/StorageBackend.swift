@@ -69,6 +69,9 @@ public protocol StorageTable: AnyObject {
     /// transaction. Tables that need no preparation do nothing.
     func reserveCapacity(_ records: Int) throws
 
+    /// Rewrites the table without free space. Tables that have none do nothing.
+    func compact() throws
+
     /// Calls `body` with each key and value, in the table's own order, until it returns `false`.
     /// The table must not be changed while this runs.
     func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
@@ -84,6 +87,7 @@ public protocol StorageTable: AnyObject {
 
 extension StorageTable {
     public func reserveCapacity(_ records: Int) throws {}
+    public func compact() throws {}
 
     /// Calls `body` with the value under a 4-byte little-endian row key.
     @inlinable

@@ -79,6 +79,11 @@ public final class TokyoCabinetBackend: StorageBackend {
         return table
     }
 
+    /// Closes one table's file (before it is replaced).
+    func closeTable(named name: String) {
+        tables.removeValue(forKey: name)?.close()
+    }
+
     /// Tokyo Cabinet files in the directory: regular files whose first bytes are
     /// Tokyo Cabinet's magic. Dot files and anything else are left alone.
     public func tableNames() throws -> [String] {

@@ -186,6 +186,13 @@ final class TokyoCabinetTable: StorageTable {
         guard tchdboptimize(hdb, Int64(records), -1, -1, UInt8.max) else { throw failure("grow buckets") }
     }
 
+    /// Tokyo Cabinet's optimize: the file is rewritten without free blocks, with
+    /// buckets for twice its records (written to a temporary file, then renamed).
+    func compact() throws {
+        let hdb = try open()
+        guard tchdboptimize(hdb, 0, -1, -1, UInt8.max) else { throw failure("compact") }
+    }
+
     /// How full the buckets may get before ``reserveCapacity(_:)`` rebuilds the file.
     static let recordsPerBucketBeforeGrowing = 2
 

@@ -1,0 +1,134 @@
+@testable import Cabinet
+import Foundation
+import Testing
+
+@Suite struct MaintenanceTests {
+    private func makeStore(songs: Int = 3) throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        let list = Playlist(); list.title = "P"
+        for i in 0..<songs { let s = Song(); s.title = "s\(i)"; store.insert(s); list.songs.append(s) }
+        store.insert(list)
+        var favorites = DataBuffer(); favorites.writeReferences(list.songs)
+        try store.setNamedBuffer(favorites, forName: "Favorite")
+        try store.save()
+        store.close()
+        return directory
+    }
+
+    @Test func infoListsClassesRowsVersionsAndFormats() throws {
+        let directory = try makeStore()
+        RawTokyoCabinet.write(directory.path + "/Legacy", [(RawTokyoCabinet.rowKey(1), [5, 0, 0, 0, 0, 7]), (RawTokyoCabinet.rowKey(2), [0])])
+        let info = try StoreInfo(path: directory.path)
+        #expect(info.tables.map(\.name) == ["Legacy", "NamedBuffers", "Playlist", "Song"])
+        let song = try #require(info.tables.first { $0.name == "Song" })
+        #expect(song.records == 4 && song.lastRowID == 4 && song.classVersion == 1 && song.metadataFormat == "cabinet")
+        #expect(song.bytes > 0)
+        let legacy = try #require(info.tables.first { $0.name == "Legacy" })
+        #expect(legacy.metadataFormat == "bnr" && legacy.classID == 7 && legacy.lastRowID == 5)
+        #expect(info.tables.first { $0.name == "NamedBuffers" }?.lastRowID == nil)
+        #expect(!info.journalPending)
+    }
+
+    @Test func verifyFindsNothingInAGoodStoreAndNamesEachDamage() throws {
+        let directory = try makeStore()
+        #expect(try StoreVerifier.verify(path: directory.path).isEmpty)
+        RawTokyoCabinet.write(directory.path + "/Song", [
+            (Array("bad".utf8), [1]),                    // a key that is not a row ID
+            (RawTokyoCabinet.rowKey(900), [1, 0, 0, 0, 0, 0, 0, 0, 0]),   // beyond the last row ID
+            (RawTokyoCabinet.rowKey(3), []),             // no version byte
+        ])
+        RawTokyoCabinet.write(directory.path + "/Orphan", [(RawTokyoCabinet.rowKey(2), [1])])   // records, no metadata
+        try Data("CABINETJ?".utf8).write(to: URL(fileURLWithPath: directory.path + "/" + TokyoCabinetBackend.journalFileName))
+        let problems = try StoreVerifier.verify(path: directory.path)
+        let text = problems.map(\.description).joined(separator: "\n")
+        #expect(problems.count == 5, "\(text)")
+        #expect(text.contains("key of 3 bytes"))
+        #expect(text.contains("row 900 is beyond the last row ID handed out (4)"))
+        #expect(text.contains("class Song, row 3") && text.contains("empty"))
+        #expect(text.contains("Orphan") && text.contains("no metadata row"))
+        #expect(text.contains("journal"))
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func backupIsTheLastSaveWhileTheStoreGoesOn(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open()
+        let song = Song(); song.title = "saved"; store.insert(song)
+        try store.save()
+        song.title = "unsaved"
+        let destination = fixture.directory.path + "/backup"
+        try store.backup(to: destination)
+        song.title = "after the backup"             // the store goes on being used
+        try store.save()
+        #expect(throws: CabinetError.self) { try store.backup(to: destination) }   // not empty any more
+        store.close()
+
+        let copy = try ObjectStore(path: destination)
+        try copy.register(Song.self, Playlist.self, Album.self, Node.self)
+        #expect(try copy.fetchAll(Song.self).map(\.title) == ["saved"])
+        let added = Song(); copy.insert(added)
+        #expect(added.rowID == 3, "the copy keeps the row ID sequence")
+        copy.close()
+    }
+
+    @Test func restoreReplacesTheStoreAndRefusesAMissingBackup() throws {
+        let directory = try makeStore(songs: 2)
+        let backup = directory.path + "-backup"
+        defer { try? FileManager.default.removeItem(atPath: backup) }
+        do {
+            let store = try ObjectStore(path: directory.path)
+            try store.backup(to: backup)
+            try store.register(Song.self, Playlist.self)
+            for song in try store.fetchAll(Song.self) { store.delete(song) }
+            try store.save()
+            store.close()
+        }
+        #expect(throws: CabinetError.self) { try ObjectStore.restore(from: directory.path + "-nowhere", to: directory.path) }
+        try ObjectStore.restore(from: backup, to: directory.path)
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        #expect(try store.fetchAll(Song.self).map(\.title).sorted() == ["s0", "s1"])
+        var favorites = try #require(try store.namedBuffer(forName: "Favorite"))
+        #expect(try favorites.readReferences(to: Song.self).count == 2)
+        store.close()
+    }
+
+    @Test func compactShrinksAFileWithFreeSpace() throws {
+        let directory = try makeStore(songs: 3_000)
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        store.undoManager.isEnabled = false
+        for list in try store.fetchAll(Playlist.self) { list.songs = [] }
+        for song in try store.fetchAll(Song.self) where song.rowID % 10 != 0 {
+            song.title = String(repeating: "long title ", count: 20)    // grown records move, leaving free blocks
+        }
+        try store.save()
+        let before = try StoreInfoSize.bytes(directory.path + "/Song")
+        try store.compact()
+        let after = try StoreInfoSize.bytes(directory.path + "/Song")
+        #expect(after < before)
+        #expect(try store.fetchAll(Song.self).count == 3_000)
+        store.close()
+    }
+
+    @Test func theCommandLineToolReportsDamageWithItsExitStatus() throws {
+        let directory = try makeStore()
+        let tool = buildProductsDirectory + "/cabinet"
+        let info = try run(tool, ["info", directory.path])
+        #expect(info.status == 0 && info.output.contains("Song") && info.output.contains("cabinet"))
+        #expect(try run(tool, ["verify", directory.path]).status == 0)
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(3), [])])
+        let verify = try run(tool, ["verify", directory.path])
+        #expect(verify.status == 1 && verify.output.contains("row 3"))
+        let missing = try run(tool, ["restore", directory.path + "/none", directory.path])
+        #expect(missing.status != 0 && missing.output.contains("no backup directory"))
+    }
+}
+
+enum StoreInfoSize {
+    static func bytes(_ path: String) throws -> UInt64 {
+        (try FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
+    }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Cabinet
+import Foundation
+
+/// `cabinet`: look after a store from the command line. Every subcommand is a
+/// thin layer over the library's public API.
+@main
+struct CabinetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cabinet",
+        abstract: "Inspect, verify, back up, restore and compact a Cabinet store.",
+        subcommands: [Info.self, Verify.self, Backup.self, Restore.self, Compact.self]
+    )
+}
+
+/// Runs `body`, turning a CabinetError into its message and exit status 1.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as CabinetError {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        throw ExitCode.failure
+    }
+}
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the store's classes: rows, versions, sizes, format.")
+    @Argument(help: "The store directory.") var store: String
+
+    func run() throws {
+        try reportingErrors {
+            let info = try StoreInfo(path: store)
+            print("Store: \(info.path)")
+            let header = ["file", "rows", "last row", "version", "class ID", "bytes", "format"]
+            var rows = [header]
+            for table in info.tables {
+                let isClass = table.lastRowID != nil
+                rows.append([table.name, "\(max(table.records - (isClass ? 1 : 0), 0))",
+                             table.lastRowID.map(String.init) ?? "-", table.classVersion.map(String.init) ?? "-",
+                             table.classID.map(String.init) ?? "-", "\(table.bytes)", table.metadataFormat ?? "-"])
+            }
+            let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+            for row in rows {
+                print(row.enumerated().map { $1.padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0) }.joined())
+            }
+            if info.journalPending { print("A save's journal is pending: it is replayed when the store next opens.") }
+        }
+    }
+}
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Read every record; exit 1 and name what is damaged.")
+    @Argument(help: "The store directory.") var store: String
+
+    func run() throws {
+        try reportingErrors {
+            let problems = try StoreVerifier.verify(path: store)
+            guard !problems.isEmpty else {
+                print("\(store): no damage found")
+                return
+            }
+            for problem in problems { print(problem) }
+            print("\(problems.count) problem\(problems.count == 1 ? "" : "s") found")
+            throw ExitCode.failure
+        }
+    }
+}
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Copy the store, as of its last save, to a new directory.")
+    @Argument(help: "The store directory.") var store: String
+    @Argument(help: "A new (or empty) directory for the copy.") var destination: String
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try ObjectStore(path: store)
+            defer { opened.close() }
+            try opened.backup(to: destination)
+            print("Backed up \(store) to \(destination)")
+        }
+    }
+}
+
+struct Restore: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Replace a store with a backup (the store must not be open).")
+    @Argument(help: "The backup directory.") var backup: String
+    @Argument(help: "The store directory to replace.") var store: String
+
+    func run() throws {
+        try reportingErrors {
+            try ObjectStore.restore(from: backup, to: store)
+            print("Restored \(store) from \(backup)")
+        }
+    }
+}
+
+struct Compact: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Rewrite every file without its free space.")
+    @Argument(help: "The store directory.") var store: String
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try ObjectStore(path: store)
+            defer { opened.close() }
+            let before = try StoreInfoSummary.bytes(of: store)
+            try opened.compact()
+            print("Compacted \(store): \(before) → \(try StoreInfoSummary.bytes(of: store)) bytes")
+        }
+    }
+}
+
+/// The total size of a store's files.
+enum StoreInfoSummary {
+    static func bytes(of path: String) throws -> UInt64 {
+        let names = try FileManager.default.contentsOfDirectory(atPath: path)
+        return names.reduce(0) { total, name in
+            let size = (try? FileManager.default.attributesOfItem(atPath: path + "/" + name)[.size] as? UInt64) ?? 0
+            return total + size
+        }
+    }
+}
