@@ -71,6 +71,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/Torture"
         ),
+        // A process whose disk fills up in the middle of a save.
+        .executableTarget(
+            name: "cabinet-full-disk",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/FullDisk"
+        ),
         .testTarget(
             name: "CabinetTests",
             dependencies: ["Cabinet", "CTokyoCabinet"]

@@ -172,4 +172,17 @@ import Testing
         buffer.rewind()
         #expect(try buffer.readUInt32() == 9)
     }
+
+    @Test func writesGrowTheBufferInPlaceAndCopiesAreIndependent() throws {
+        var buffer = DataBuffer(capacity: 1024)
+        weak let storage = buffer.storage          // weak: it must not make the storage look shared
+        #expect(storage != nil)
+        for i in 0..<1000 { buffer.writeUInt8(UInt8(truncatingIfNeeded: i)) }
+        #expect(storage != nil && buffer.storage === storage, "appends within capacity must not copy the bytes")
+        var copy = buffer
+        copy.writeUInt8(7)
+        #expect(copy.storage !== buffer.storage, "a shared buffer is copied before it is written")
+        #expect(buffer.count == 1000 && copy.count == 1001)
+        #expect(buffer.allBytes == copy.allBytes.dropLast())
+    }
 }

@@ -29,7 +29,9 @@ extension DataBuffer {
     @inlinable
     mutating func reserveForWriting(_ extra: Int) {
         let needed = writerIndex &+ extra
-        if let storage, needed <= storage.capacity, isKnownUniquelyReferenced(&self.storage) { return }
+        // Check uniqueness first: binding `storage` to a local would add a
+        // reference and make every write copy the buffer (as unoptimized builds did).
+        if isKnownUniquelyReferenced(&storage), let capacity = storage?.capacity, needed <= capacity { return }
         reserveSlowPath(needed)
     }
 

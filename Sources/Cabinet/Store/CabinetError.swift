@@ -46,7 +46,7 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     case storeLocked(path: String, pid: Int32?)
     /// A class file exists but is not a Tokyo Cabinet hash database.
     case notADatabase(RecordLocation, reason: String)
-    /// The storage backend (Tokyo Cabinet) reported an error.
+    /// The storage backend reported an error: Tokyo Cabinet's error code, or errno for the journal.
     case backendFailure(RecordLocation, operation: String, code: Int32, message: String)
     /// A record is shorter than what its reader asked for.
     case truncatedRecord(RecordLocation, offset: Int, needed: Int, available: Int)
@@ -101,7 +101,7 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notADatabase(let l, let reason):
             return "Cabinet: \(l) is not a Tokyo Cabinet hash database (\(reason)). Move the file away or restore it from a backup; the other classes are unaffected."
         case .backendFailure(let l, let op, let code, let message):
-            return "Cabinet: \(op) failed on \(l): \(message) (Tokyo Cabinet error \(code))."
+            return "Cabinet: \(op) failed on \(l): \(message) (error code \(code))."
         case .truncatedRecord(let l, let offset, let needed, let available):
             return "Cabinet: the record at \(l) is truncated: reading \(needed) bytes at offset \(offset), only \(available) left. The record is damaged or was written by a different class layout."
         case .malformedRecord(let l, let reason):
