@@ -37,7 +37,9 @@ public enum CabinetEngine: Engine {
     }
 
     static func open(_ directory: String) throws -> ObjectStore {
-        let store = try ObjectStore(path: directory + "/cabinet")
+        var tuning = TokyoCabinetBackend.Options()
+        tuning.syncOnCommit = Durability.sync
+        let store = try ObjectStore(backend: TokyoCabinetBackend(directory: directory + "/cabinet", options: tuning))
         try store.register(Song.self, Playlist.self)
         return store
     }

@@ -26,7 +26,8 @@ public enum RawTokyoCabinetEngine: Engine {
             self.path = path
             tchdbtune(hdb, Int64(max(131_071, expectedRecords)), 2, 10, 0)
             tchdbsetxmsiz(hdb, 1 << 30)
-            guard tchdbopen(hdb, path, Int32(HDBOREADER | HDBOWRITER | HDBOCREAT)) else {
+            let sync = Durability.sync ? Int32(HDBOTSYNC) : 0
+            guard tchdbopen(hdb, path, Int32(HDBOREADER | HDBOWRITER | HDBOCREAT) | sync) else {
                 throw failure("open")
             }
         }

@@ -10,6 +10,8 @@ public struct Plan: Sendable {
     public var executable: String
     /// Where the temporary stores go.
     public var scratchDirectory = FileManager.default.temporaryDirectory.path
+    /// Whether the Tokyo Cabinet engines fsync at every commit (see ``Durability``).
+    public var sync = false
 
     public init(executable: String) {
         self.executable = executable
@@ -86,9 +88,9 @@ func runChild(_ engine: String, _ workload: Workload, _ plan: Plan) throws -> Sa
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let common = ["--engine", engine, "--workload", workload.rawValue, "--directory", directory] + sizeArguments(plan.sizes)
     if workload.preparation != .none {
-        _ = try launch(plan.executable, ["child", "prepare"] + common)
+        _ = try launch(plan.executable, ["child", "prepare"] + common, sync: plan.sync)
     }
-    let output = try launch(plan.executable, ["child", "measure"] + common)
+    let output = try launch(plan.executable, ["child", "measure"] + common, sync: plan.sync)
     guard let line = output.split(separator: "\n").last,
           let sample = try? JSONDecoder().decode(Sample.self, from: Data(line.utf8)) else {
         throw SpeedTestError("the \(engine) child for \(workload.rawValue) printed no result: \(output)")
@@ -103,8 +105,11 @@ public func sizeArguments(_ sizes: Sizes) -> [String] {
 }
 
 /// Runs a child to completion; its standard output, or an error with its output if it failed.
-func launch(_ executable: String, _ arguments: [String]) throws -> String {
+func launch(_ executable: String, _ arguments: [String], sync: Bool) throws -> String {
     let process = Process()
+    var environment = ProcessInfo.processInfo.environment
+    environment[Durability.environmentKey] = sync ? "1" : "0"
+    process.environment = environment
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     let output = Pipe()

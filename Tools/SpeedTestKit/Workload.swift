@@ -1,3 +1,5 @@
+import Foundation
+
 /// BNRPersistence's speed tests, as workloads every engine runs.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     /// Create `songs` songs (title "Test Song", seconds = i), insert, save.
@@ -40,6 +42,14 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
 /// Untimed set-up of a workload's data.
 public enum Preparation: Sendable {
     case none, simpleSongs, complexStore, bufferSongs
+}
+
+/// Whether the Tokyo Cabinet engines make every commit durable against power
+/// loss (fsync), as SQLite's default (`synchronous = FULL`) already does. Set by
+/// `speedtest --sync` for its children through the environment.
+public enum Durability {
+    public static let environmentKey = "CABINET_SPEEDTEST_SYNC"
+    public static var sync: Bool { ProcessInfo.processInfo.environment[environmentKey] == "1" }
 }
 
 /// How much data each workload handles. The defaults are BNRPersistence's.

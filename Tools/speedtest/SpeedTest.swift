@@ -47,6 +47,7 @@ struct Compare: ParsableCommand {
     @Option(parsing: .upToNextOption, help: "Engines to run: cabinet grdb grdb-statement tc-raw.") var engines: [String] = []
     @Option(parsing: .upToNextOption, help: "Workloads to run (default: all).") var workloads: [String] = []
     @Flag(help: "Print one JSON array on standard output instead of a table.") var json = false
+    @Flag(help: "Make the Tokyo Cabinet engines fsync every commit, as SQLite does by default.") var sync = false
     @OptionGroup var sizeOptions: SizeOptions
 
     func validate() throws {
@@ -64,6 +65,7 @@ struct Compare: ParsableCommand {
         var plan = Plan(executable: executable)
         plan.sizes = sizeOptions.sizes(base: quick ? Sizes().divided(by: 10) : Sizes())
         plan.repetitions = repetitions
+        plan.sync = sync
         if !engines.isEmpty { plan.engines = engines }
         if !workloads.isEmpty { plan.workloads = workloads.compactMap(Workload.init(rawValue:)) }
         let results = try runPlan(plan) { line in
