@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev
 
-.PHONY: all deps build demo test torture speedtest speedtest-quick speedtest-10m clean
+.PHONY: all deps build demo test torture fuzz speedtest speedtest-quick speedtest-10m clean
 
 all: build
 
@@ -42,6 +42,17 @@ test: deps
 torture: deps
 	$(SWIFT) build --build-tests
 	CABINET_TORTURE_ROUNDS=1000 $(SWIFT) test --filter CrashTortureTests
+
+# libFuzzer with AddressSanitizer over the decoders (records, metadata rows,
+# journals) for FUZZ_SECONDS (default 60). Built with swiftc into one module
+# with the library's sources; findings go to .build-fuzz/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	mkdir -p .build-fuzz/corpus
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name Cabinet -I Sources/CTokyoCabinet \
+	  $$(find Sources/Cabinet -name '*.swift') Fuzz/FuzzDecoders.swift -ltokyocabinet \
+	  -o .build-fuzz/fuzz-decoders 2>&1 | grep -v "Cannot export local symbol '__asan" || true
+	cd .build-fuzz && ./fuzz-decoders corpus -max_total_time=$(FUZZ_SECONDS) -max_len=512
 
 # The full comparison at BNRPersistence's sizes (several minutes); see BENCHMARKS.md.
 speedtest: deps

@@ -1,0 +1,59 @@
+// libFuzzer entry point for Cabinet's decoders (`make fuzz`). Compiled into one
+// module with the library's sources, so it reaches the same decode path a fetch
+// uses. Every input must end in a value or a thrown CabinetError; anything else
+// (a trap, a sanitizer report) is a finding.
+import Foundation
+
+final class FuzzSong: StoredObject {
+    @Stored var title = ""
+    @Stored var seconds: UInt32 = 0
+    @Stored var when: Date?
+    @Stored var blob = Data()
+    override func read(from buffer: inout DataBuffer) throws {
+        title = try buffer.readString()
+        seconds = try buffer.readUInt32()
+        when = try buffer.readDate()
+        blob = try buffer.readData()
+    }
+}
+
+final class FuzzList: StoredObject {
+    @Stored var songs: [FuzzSong] = []
+    @Stored var anything: [StoredObject] = []
+    @Stored var first: FuzzSong?
+    override func read(from buffer: inout DataBuffer) throws {
+        songs = try buffer.readReferences(to: FuzzSong.self)
+        anything = try buffer.readAnyReferences()
+        first = try buffer.readReference(to: FuzzSong.self)
+        _ = try buffer.readOptionalString()
+        _ = try buffer.readFloat64()
+        _ = try buffer.readInt()
+    }
+}
+
+nonisolated(unsafe) let fuzzStore: ObjectStore = {
+    let store = try! ObjectStore(backend: MemoryBackend())
+    try! store.register(FuzzSong.self, FuzzList.self)
+    store.undoManager.isEnabled = false
+    return store
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    let store = fuzzStore
+    for type in [FuzzSong.self, FuzzList.self] as [StoredObject.Type] {
+        guard let entry = store.entry(for: type) else { continue }
+        let object = type.init()
+        object.rowID = 1_000_000
+        object.hasContent = false
+        entry.adopt(object)
+        var buffer = DataBuffer(bytes: bytes)
+        buffer.resolver = store.resolver
+        _ = try? store.decode(&buffer, into: object, entry: entry)
+        entry.release(object)
+    }
+    _ = try? ClassMetadata(bytes: bytes, location: RecordLocation(file: "fuzz"))
+    _ = try? SaveJournal.replay(Array(bytes), location: RecordLocation(file: "fuzz")) { _, _, _ in }
+    return 0
+}
