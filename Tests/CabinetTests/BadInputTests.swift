@@ -4,10 +4,13 @@ import Testing
 
 /// Damaged files and records: a clear thrown error naming file, class and row; no crash; nothing else lost.
 @Suite struct BadInputTests {
-    /// A store with two good songs and one playlist, closed, so tests can damage it.
+    /// Records written by hand below are plain (no checksum), so these stores are plain.
+    static let plain = ObjectStore.Options(recordFormat: .plain)
+
+    /// A plain store with two good songs and one playlist, closed, so tests can damage it.
     private func makeStore() throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
+        let store = try ObjectStore(path: directory.path, options: Self.plain)
         try store.register(Song.self, Playlist.self)
         let a = Song(); a.title = "A"; let b = Song(); b.title = "B"
         let list = Playlist(); list.title = "P"; list.songs = [a, b]
@@ -173,7 +176,7 @@ import Testing
     @Test func anUnknownClassIDInAHeterogeneousReferenceIsNamed() throws {
         let directory = try TemporaryDirectory()
         do {
-            let store = try ObjectStore(path: directory.path)
+            let store = try ObjectStore(path: directory.path, options: Self.plain)
             try store.register(Album.self, Song.self)
             let album = Album(); store.insert(album)
             try store.save()
@@ -227,5 +230,41 @@ import Testing
         #expect(song.rowID == 0)
         #expect(throws: CabinetError.self) { try store.save() }
         store.close()
+    }
+
+    @Test func aDamagedByteInAChecksummedRecordIsCaughtAndNamed() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = try ObjectStore(path: directory.path)     // new stores are checksummed
+            #expect(store.recordFormat == .checksummed)
+            try store.register(Song.self)
+            for title in ["A", "B"] { let s = Song(); s.title = title; s.seconds = 300; store.insert(s) }
+            try store.save()
+            store.close()
+        }
+        // Change one byte of the content (seconds 300 → 301): the record still decodes, only the checksum can tell.
+        var record = try #require(RawTokyoCabinet.read(directory.path + "/Song")[RawTokyoCabinet.rowKey(2)])
+        record[7] &+= 1
+        RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(2), record)])
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self)
+        let error = expectCabinetError({ _ = try store.fetch(Song.self, rowID: 2) }) {
+            if case .checksumMismatch(let location, _) = $0 { return location.className == "Song" && location.rowID == 2 }
+            return false
+        }
+        #expect(error != nil)
+        #expect(try store.fetch(Song.self, rowID: 3)?.title == "B")
+        store.close()
+        let problems = try StoreVerifier.verify(path: directory.path)
+        #expect(problems.count == 1 && problems[0].location.rowID == 2)
+    }
+
+    @Test func aStoreKeepsItsFormatAndRefusesAnother() throws {
+        let directory = try TemporaryDirectory()
+        try ObjectStore(path: directory.path, options: Self.plain).close()
+        #expect(try ObjectStore(path: directory.path).recordFormat == .plain)
+        #expect(throws: CabinetError.self) { _ = try ObjectStore(path: directory.path, options: .init(recordFormat: .checksummed)) }
+        try Data("cabinet-record-format sealed-v9\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/" + TokyoCabinetBackend.formatFileName))
+        #expect(throws: CabinetError.self) { _ = try ObjectStore(path: directory.path) }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 @Suite struct FormatTests {
     @Test func recordsAndMetadataHaveTheDocumentedLayout() throws {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
+        let store = try ObjectStore(path: directory.path, options: .init(recordFormat: .plain))
         try store.register(Song.self, Playlist.self)
         let song = Song(); song.title = "Hi"; song.seconds = 0x0102_0304
         let list = Playlist(); list.title = "L"; list.songs = [song, song]
@@ -31,7 +31,7 @@ import Testing
 
     @Test func tchmgrReadsTheClassFilesAndAgreesWithTheStore() throws {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
+        let store = try ObjectStore(path: directory.path, options: .init(recordFormat: .plain))
         try store.register(Song.self)
         for i in 0..<25 { let s = Song(); s.title = "t\(i)"; s.seconds = UInt32(i); store.insert(s) }
         try store.save()
@@ -90,7 +90,7 @@ import Testing
 
     @Test func aStoreWithoutPerInstanceVersionsReadsAndWritesPlainRecords() throws {
         let directory = try TemporaryDirectory()
-        let options = ObjectStore.Options(perInstanceVersioning: false)
+        let options = ObjectStore.Options(perInstanceVersioning: false, recordFormat: .plain)
         do {
             let store = try ObjectStore(path: directory.path, options: options)
             try store.register(Song.self)
@@ -118,5 +118,28 @@ import Testing
         store.close()
         let nodeID = try #require(RawTokyoCabinet.read(directory.path + "/Node")[RawTokyoCabinet.rowKey(1)])[5]
         #expect(nodeID == 2)
+    }
+
+    @Test func checksummedRecordsAreThePlainBytesFollowedByTheirCRC32() throws {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self)
+        let song = Song(); song.title = "Hi"; song.seconds = 0x0102_0304
+        store.insert(song)
+        var favorites = DataBuffer(); favorites.writeUInt32(7)
+        try store.setNamedBuffer(favorites, forName: "F")
+        try store.save()
+        store.close()
+        let plain: [UInt8] = [1, 2, 0, 0, 0, 0x48, 0x69, 4, 3, 2, 1]
+        let crc = plain.withUnsafeBytes { CRC32.checksum($0) }
+        let expected = plain + withUnsafeBytes(of: crc.littleEndian) { Array($0) }
+        #expect(RawTokyoCabinet.read(directory.path + "/Song")[RawTokyoCabinet.rowKey(2)] == expected)
+        #expect(RawTokyoCabinet.read(directory.path + "/Song")[RawTokyoCabinet.rowKey(1)]?.count == 14, "metadata stays plain")
+        let buffer: [UInt8] = [7, 0, 0, 0]
+        let bufferCRC = buffer.withUnsafeBytes { CRC32.checksum($0) }
+        #expect(RawTokyoCabinet.read(directory.path + "/NamedBuffers")[Array("F".utf8)] == buffer + withUnsafeBytes(of: bufferCRC.littleEndian) { Array($0) })
+        let marker = try String(contentsOfFile: directory.path + "/" + TokyoCabinetBackend.formatFileName, encoding: .utf8)
+        #expect(marker == "cabinet-record-format checksummed\n")
+        #expect(Array("123456789".utf8).withUnsafeBytes { CRC32.checksum($0) } == 0xCBF4_3926, "the standard CRC-32 check value")
     }
 }

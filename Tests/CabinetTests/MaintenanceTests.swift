@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 @Suite struct MaintenanceTests {
-    private func makeStore(songs: Int = 3) throws -> TemporaryDirectory {
+    private func makeStore(songs: Int = 3, format: RecordFormat = .checksummed) throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
+        let store = try ObjectStore(path: directory.path, options: .init(recordFormat: format))
         try store.register(Song.self, Playlist.self)
         let list = Playlist(); list.title = "P"
         for i in 0..<songs { let s = Song(); s.title = "s\(i)"; store.insert(s); list.songs.append(s) }
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func infoListsClassesRowsVersionsAndFormats() throws {
-        let directory = try makeStore()
+        let directory = try makeStore(format: .plain)
         RawTokyoCabinet.write(directory.path + "/Legacy", [(RawTokyoCabinet.rowKey(1), [5, 0, 0, 0, 0, 7]), (RawTokyoCabinet.rowKey(2), [0])])
         let info = try StoreInfo(path: directory.path)
         #expect(info.tables.map(\.name) == ["Legacy", "NamedBuffers", "Playlist", "Song"])
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func verifyFindsNothingInAGoodStoreAndNamesEachDamage() throws {
-        let directory = try makeStore()
+        let directory = try makeStore(format: .plain)
         #expect(try StoreVerifier.verify(path: directory.path).isEmpty)
         RawTokyoCabinet.write(directory.path + "/Song", [
             (Array("bad".utf8), [1]),                    // a key that is not a row ID
@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func theCommandLineToolReportsDamageWithItsExitStatus() throws {
-        let directory = try makeStore()
+        let directory = try makeStore(format: .plain)
         let tool = buildProductsDirectory + "/cabinet"
         let info = try run(tool, ["info", directory.path])
         #expect(info.status == 0 && info.output.contains("Song") && info.output.contains("cabinet"))

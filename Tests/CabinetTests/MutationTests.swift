@@ -55,7 +55,8 @@ import Testing
     }
 
     @Test func oneHundredThousandMutatedRecordsNeverCrashTheDecoders() throws {
-        let store = try ObjectStore(backend: MemoryBackend())
+        // Plain records, so every mutation reaches the decoders (a checksum would stop nearly all).
+        let store = try ObjectStore(backend: MemoryBackend(), options: .init(recordFormat: .plain))
         try store.register(Song.self, Playlist.self, Album.self, Node.self)
         store.undoManager.isEnabled = false
         let samples = try sampleRecords(store)
@@ -100,5 +101,31 @@ import Testing
                 #expect(applied == 0, "a damaged journal applies nothing")
             }
         }
+    }
+
+    @Test func inAChecksummedStoreEveryChangedRecordIsRefused() throws {
+        let store = try ObjectStore(backend: MemoryBackend())
+        #expect(store.recordFormat == .checksummed)
+        try store.register(Song.self, Playlist.self, Album.self, Node.self)
+        store.undoManager.isEnabled = false
+        var random = Random(state: 7)
+        for (type, plain) in try sampleRecords(store) {
+            var sealed = DataBuffer(bytes: plain)
+            sealed.appendTrailer(for: .checksummed)
+            let original = sealed.allBytes
+            for _ in 0..<5_000 {
+                let bytes = mutate(original, &random)
+                guard bytes != original, let entry = store.entry(for: type) else { continue }
+                let object = type.init()
+                object.rowID = 50_000
+                object.hasContent = false
+                entry.adopt(object)
+                var buffer = DataBuffer(bytes: bytes)
+                buffer.resolver = store.resolver
+                #expect(throws: CabinetError.self) { try store.decode(&buffer, into: object, entry: entry) }
+                entry.release(object)
+            }
+        }
+        store.close()
     }
 }

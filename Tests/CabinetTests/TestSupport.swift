@@ -71,6 +71,12 @@ final class CountingBackend: StorageBackend {
     func openTable(named name: String) throws -> any StorageTable {
         CountingTable(name: name, inner: try inner.openTable(named: name), owner: self)
     }
+    var needsJournal: Bool { inner.needsJournal }
+    func writeJournal(_ bytes: [UInt8]) throws { try inner.writeJournal(bytes) }
+    func readJournal() throws -> [UInt8]? { try inner.readJournal() }
+    func removeJournal() throws { try inner.removeJournal() }
+    func readFormatMarker() throws -> String? { try inner.readFormatMarker() }
+    func writeFormatMarker(_ text: String) throws { try inner.writeFormatMarker(text) }
     func reads(of name: String) -> Int { singleReads[name, default: 0] }
     func resetCounts() { singleReads = [:]; scans = [:] }
 

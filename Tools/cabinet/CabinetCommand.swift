@@ -30,7 +30,7 @@ struct Info: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let info = try StoreInfo(path: store)
-            print("Store: \(info.path)")
+            print("Store: \(info.path) (\(info.recordFormat.rawValue) records)")
             let header = ["file", "rows", "last row", "version", "class ID", "bytes", "format"]
             var rows = [header]
             for table in info.tables {

@@ -10,6 +10,7 @@
 public final class MemoryBackend: StorageBackend {
     public let path: String
     private var tables: [String: MemoryTable] = [:]
+    private var formatMarker: String?
 
     /// A new, empty in-memory backend; `name` appears in error messages.
     public init(name: String = "memory") {
@@ -28,6 +29,10 @@ public final class MemoryBackend: StorageBackend {
     }
 
     public func close() {}
+
+    public func readFormatMarker() throws -> String? { formatMarker }
+
+    public func writeFormatMarker(_ text: String) throws { formatMarker = text }
 }
 
 /// One in-memory table; transactions keep the values they replace so abort can put them back.

@@ -34,6 +34,12 @@ public protocol StorageBackend: AnyObject {
 
     /// Removes the journal once its save is applied.
     func removeJournal() throws
+
+    /// The store's format marker (see ``RecordFormat``), or `nil` if it has none.
+    func readFormatMarker() throws -> String?
+
+    /// Records the store's format marker.
+    func writeFormatMarker(_ text: String) throws
 }
 
 extension StorageBackend {

@@ -102,6 +102,19 @@ public final class TokyoCabinetBackend: StorageBackend {
 
     public var needsJournal: Bool { true }
 
+    /// The file that records the store's record format.
+    public static let formatFileName = ".cabinet-format"
+
+    public func readFormatMarker() throws -> String? {
+        try JournalFile.read(path + "/" + TokyoCabinetBackend.formatFileName).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    public func writeFormatMarker(_ text: String) throws {
+        let final = path + "/" + TokyoCabinetBackend.formatFileName
+        try JournalFile.write(Array(text.utf8), to: final + ".tmp", sync: options.syncOnCommit)
+        try JournalFile.rename(final + ".tmp", to: final, directory: path, sync: options.syncOnCommit)
+    }
+
     /// The journal of a save in progress (see `docs/FORMAT.md`).
     public static let journalFileName = ".cabinet-journal"
 

@@ -24,6 +24,8 @@ public struct StoreInfo: Sendable {
     }
 
     public var path: String
+    /// The record format: from the store's marker, or plain for a store without one.
+    public var recordFormat: RecordFormat
     public var tables: [Table]
     /// Whether a save's journal is waiting to be replayed (it will be at the next open).
     public var journalPending: Bool
@@ -38,6 +40,7 @@ public struct StoreInfo: Sendable {
 
     init(backend: any StorageBackend) throws {
         path = backend.path
+        recordFormat = try StoreVerifier.recordFormat(of: backend)
         journalPending = try backend.readJournal() != nil
         tables = try backend.tableNames().map { name in
             let table = try backend.openTable(named: name)

@@ -29,11 +29,12 @@ public enum StoreVerifier {
                 problems.append(Problem(location: error.location ?? RecordLocation(file: backend.journalPath), reason: "\(error)"))
             }
         }
+        let format = try recordFormat(of: backend)
         for name in try backend.tableNames() {
             let location = RecordLocation(file: backend.filePath(forTable: name), className: name)
             do {
                 let table = try backend.openTable(named: name)
-                try check(table, name: name, location: location, into: &problems)
+                try check(table, name: name, format: format, location: location, into: &problems)
             } catch let error as CabinetError {
                 problems.append(Problem(location: error.location ?? location, reason: "\(error)"))
             }
@@ -41,9 +42,37 @@ public enum StoreVerifier {
         return problems
     }
 
-    private static func check(_ table: any StorageTable, name: String, location: RecordLocation, into problems: inout [Problem]) throws {
+    /// The store's record format, read from its marker without writing one.
+    static func recordFormat(of backend: any StorageBackend) throws -> RecordFormat {
+        guard let marker = try backend.readFormatMarker() else { return .plain }
+        guard let format = RecordFormat(marker: marker) else {
+            throw CabinetError.unsupportedFormat(path: backend.path, reason: "unknown format marker '\(marker)'")
+        }
+        return format
+    }
+
+    /// A problem if `value` does not carry a valid checksum in a checksummed store.
+    private static func checksumProblem(_ value: UnsafeRawBufferPointer, format: RecordFormat, at location: RecordLocation) -> Problem? {
+        var record = DataBuffer(bytes: value)
+        record.origin = RecordOrigin(entry: nil, rowID: location.rowID ?? 0, file: location.file)
+        do {
+            try record.removeTrailer(for: format)
+            return nil
+        } catch {
+            return Problem(location: location, reason: "the checksum does not match the record's bytes")
+        }
+    }
+
+    private static func check(_ table: any StorageTable, name: String, format: RecordFormat, location: RecordLocation,
+                              into problems: inout [Problem]) throws {
         guard name != ObjectStore.namedBuffersTableName else {
-            try table.forEach { _, _ in true }     // every record readable
+            try table.forEach { key, value in
+                var here = location
+                here.className = nil
+                here.file += " [\(String(decoding: key, as: UTF8.self))]"
+                if let problem = checksumProblem(value, format: format, at: here) { problems.append(problem) }
+                return true
+            }
             return
         }
         let metadata = try ClassRegistrar.readMetadata(of: table, className: name)
@@ -64,8 +93,10 @@ public enum StoreVerifier {
             } else if let last = metadata?.lastRowID, rowID > last {
                 problems.append(Problem(location: here, reason: "row \(rowID) is beyond the last row ID handed out (\(last))"))
             }
-            if value.isEmpty {
+            if value.count <= format.trailerSize {
                 problems.append(Problem(location: here, reason: "the record is empty (no version byte)"))
+            } else if let problem = checksumProblem(value, format: format, at: here) {
+                problems.append(problem)
             }
             return true
         }

@@ -52,6 +52,11 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     case truncatedRecord(RecordLocation, offset: Int, needed: Int, available: Int)
     /// A record's bytes do not decode: a bad length, invalid UTF-8, a bad key.
     case malformedRecord(RecordLocation, reason: String)
+    /// A record's checksum does not match its bytes: it was damaged on disk.
+    case checksumMismatch(RecordLocation, reason: String)
+    /// The store's format marker names a format this version does not know, or
+    /// the options ask for a format the store was not written in.
+    case unsupportedFormat(path: String, reason: String)
     /// A class's metadata row (row 1) is damaged.
     case malformedMetadata(RecordLocation, reason: String)
     /// A record was written by a newer version of its class than this program declares.
@@ -81,7 +86,7 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     public var location: RecordLocation? {
         switch self {
         case .notADatabase(let l, _), .backendFailure(let l, _, _, _), .truncatedRecord(let l, _, _, _),
-             .malformedRecord(let l, _), .malformedMetadata(let l, _), .newerVersion(let l, _, _),
+             .malformedRecord(let l, _), .malformedMetadata(let l, _), .checksumMismatch(let l, _), .newerVersion(let l, _, _),
              .unknownClassID(let l, _), .missingRecord(let l), .referenceToUninsertedObject(let l, _), .unloadedObjectModified(let l):
             return l
         default:
@@ -106,6 +111,10 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Cabinet: the record at \(l) is truncated: reading \(needed) bytes at offset \(offset), only \(available) left. The record is damaged or was written by a different class layout."
         case .malformedRecord(let l, let reason):
             return "Cabinet: the record at \(l) is malformed: \(reason)."
+        case .checksumMismatch(let l, let reason):
+            return "Cabinet: the record at \(l) is damaged: its checksum does not match (\(reason)). Restore it from a backup; `cabinet verify` lists every damaged record."
+        case .unsupportedFormat(let path, let reason):
+            return "Cabinet: cannot open the store '\(path)': \(reason)."
         case .malformedMetadata(let l, let reason):
             return "Cabinet: the metadata row of \(l) is damaged: \(reason). Restore the file from a backup."
         case .newerVersion(let l, let recordVersion, let classVersion):

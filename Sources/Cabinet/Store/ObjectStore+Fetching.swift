@@ -147,8 +147,10 @@ extension ObjectStore {
 
     /// Runs the object's `read(from:)` over a record already in `buffer`.
     @inline(__always)
-    func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry, versioned: Bool? = nil) throws {
+    func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry,
+                versioned: Bool? = nil, fromDisk: Bool = true) throws {
         buffer.origin = RecordOrigin(entry: entry, rowID: object.rowID, file: nil)
+        if fromDisk { try buffer.removeTrailer(for: recordFormat) }
         if versioned ?? options.perInstanceVersioning {
             let version = try buffer.readUInt8()
             if version > entry.type.version {

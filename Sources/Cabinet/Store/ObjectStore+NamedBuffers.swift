@@ -18,7 +18,9 @@ extension ObjectStore {
         if let target = buffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(namedBufferLocation(name), targetClass: target)
         }
-        pendingNamedBuffers[name] = .some(buffer.allBytes)
+        var stored = buffer
+        stored.appendTrailer(for: recordFormat)
+        pendingNamedBuffers[name] = .some(stored.allBytes)
     }
 
     /// The buffer stored under `name` (including one set and not yet saved),
@@ -46,6 +48,7 @@ extension ObjectStore {
         var buffer = DataBuffer(bytes: bytes)
         buffer.resolver = resolver
         buffer.origin = RecordOrigin(entry: nil, rowID: 0, file: namedBufferLocation(name).file)
+        try buffer.removeTrailer(for: recordFormat)
         return buffer
     }
 

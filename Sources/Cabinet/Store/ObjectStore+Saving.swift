@@ -179,6 +179,7 @@ extension ObjectStore {
         if let target = buffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
         }
+        buffer.appendTrailer(for: recordFormat)
     }
 
     /// After a commit: saved objects become clean, deleted ones leave the store.

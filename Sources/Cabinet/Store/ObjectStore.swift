@@ -26,8 +26,14 @@ public final class ObjectStore {
         /// turn it off only for stores written without it.
         public var perInstanceVersioning = true
 
-        public init(perInstanceVersioning: Bool = true) {
+        /// The record format; `nil` (the default) takes the store's own, and makes
+        /// new stores ``RecordFormat/checksummed``. Ask for ``RecordFormat/plain``
+        /// for a new store that BNRPersistence must read.
+        public var recordFormat: RecordFormat?
+
+        public init(perInstanceVersioning: Bool = true, recordFormat: RecordFormat? = nil) {
             self.perInstanceVersioning = perInstanceVersioning
+            self.recordFormat = recordFormat
         }
     }
 
@@ -37,6 +43,8 @@ public final class ObjectStore {
     /// The backend's location: the store directory, or the in-memory store's name.
     public let path: String
     public let options: Options
+    /// How this store's records are laid out: decided when the store was created.
+    public let recordFormat: RecordFormat
     let backend: any StorageBackend
     let resolver = ReferenceResolver()
 
@@ -105,6 +113,7 @@ public final class ObjectStore {
         self.backend = backend
         self.path = backend.path
         self.options = options
+        recordFormat = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
         resolver.store = self
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.

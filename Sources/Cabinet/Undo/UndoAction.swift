@@ -84,7 +84,7 @@ extension ObjectStore {
         content.withUnsafeBytes { buffer.load($0) }
         buffer.resolver = resolver
         let state = object.changeState
-        try decode(&buffer, into: object, entry: entry, versioned: true)
+        try decode(&buffer, into: object, entry: entry, versioned: true, fromDisk: false)
         object.changeState = state
         object.contentLoadFailed = false
     }

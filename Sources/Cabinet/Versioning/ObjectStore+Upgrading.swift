@@ -89,6 +89,7 @@ extension ObjectStore {
                 buffer.removeAll()
                 if options.perInstanceVersioning { buffer.writeUInt8(entry.type.version) }
                 object.write(to: &buffer)
+                buffer.appendTrailer(for: recordFormat)
                 try buffer.withUnsafeBytes { try entry.table.setValue($0, forRow: rowID) }
                 rewritten += 1
             }

@@ -1,0 +1,84 @@
+/// How object records and named buffers are laid out in a store's files.
+///
+/// New stores are `checksummed`; BNRPersistence stores (and any store that
+/// existed before Cabinet wrote a format marker) are `plain`. The choice is
+/// recorded in the store directory (`.cabinet-format`) and never changes for a
+/// store. See `docs/FORMAT.md`.
+///
+/// ```swift
+/// // A new store that BNRPersistence itself can read:
+/// let store = try ObjectStore(path: "/tmp/legacy", options: .init(recordFormat: .plain))
+/// ```
+public enum RecordFormat: String, Sendable, Equatable {
+    /// BNRPersistence's layout, byte for byte.
+    case plain
+    /// BNRPersistence's layout followed by a CRC-32 of the record's bytes
+    /// (UInt32, little-endian): damage inside a record is detected when it is read.
+    case checksummed
+
+    /// The bytes a record carries after its content.
+    var trailerSize: Int { self == .checksummed ? 4 : 0 }
+
+    /// The text of the format marker file.
+    var marker: String { "cabinet-record-format \(rawValue)\n" }
+
+    init?(marker: String) {
+        let words = marker.split(whereSeparator: \.isWhitespace)
+        guard words.count == 2, words[0] == "cabinet-record-format", let format = RecordFormat(rawValue: String(words[1])) else {
+            return nil
+        }
+        self = format
+    }
+}
+
+extension DataBuffer {
+    /// Appends the checksum trailer of `format` over everything written so far.
+    mutating func appendTrailer(for format: RecordFormat) {
+        guard format == .checksummed else { return }
+        let crc = withUnsafeBytes { CRC32.checksum($0) }
+        writeUInt32(crc)
+    }
+
+    /// Checks and removes the checksum trailer of `format` from a record just loaded.
+    mutating func removeTrailer(for format: RecordFormat) throws {
+        guard format == .checksummed else { return }
+        guard writerIndex >= 4 else {
+            throw CabinetError.checksumMismatch(location, reason: "the record is \(writerIndex) bytes, too short for its checksum")
+        }
+        let body = writerIndex - 4
+        let (stored, computed) = withUnsafeBytes { all in
+            (UInt32(littleEndian: all.loadUnaligned(fromByteOffset: body, as: UInt32.self)),
+             CRC32.checksum(UnsafeRawBufferPointer(rebasing: all[0..<body])))
+        }
+        guard stored == computed else {
+            throw CabinetError.checksumMismatch(location, reason: "stored checksum \(stored), computed \(computed)")
+        }
+        writerIndex = body
+    }
+}
+
+extension ObjectStore {
+    /// The format of the store behind `backend`: its marker if it has one; for a
+    /// store with tables but no marker (BNRPersistence's), plain; for a new store,
+    /// what was asked (checksummed by default), recorded in a new marker.
+    static func recordFormat(of backend: any StorageBackend, asked: RecordFormat?) throws -> RecordFormat {
+        if let marker = try backend.readFormatMarker() {
+            guard let format = RecordFormat(marker: marker) else {
+                throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker says '\(marker.trimmingCharacters(in: .whitespacesAndNewlines))', which this version of Cabinet does not know")
+            }
+            if let asked, asked != format {
+                throw CabinetError.unsupportedFormat(path: backend.path, reason: "it is a \(format.rawValue) store, not \(asked.rawValue)")
+            }
+            return format
+        }
+        if try !backend.tableNames().isEmpty {
+            if let asked, asked != .plain {
+                throw CabinetError.unsupportedFormat(path: backend.path, reason: "it has no format marker, so it is a plain (BNRPersistence) store, not \(asked.rawValue)")
+            }
+            return .plain
+        }
+        let format = asked ?? .checksummed
+        try backend.writeFormatMarker(format.marker)
+        return format
+    }
+}
