@@ -1,3 +1,4 @@
+import Cabinet
 import CTokyoCabinet
 import Foundation
 
@@ -100,9 +101,26 @@ public enum RawTokyoCabinetEngine: Engine {
         appendUInt32(UInt32(title.utf8.count), to: &bytes)
         bytes.append(contentsOf: title.utf8)
         appendUInt32(seconds, to: &bytes)
+        appendChecksum(to: &bytes)
     }
 
-    static func decodeSong(_ record: UnsafeRawBufferPointer) throws -> Song {
+    /// Cabinet's new stores end each record with a CRC-32 of it; so does the floor.
+    static func appendChecksum(to bytes: inout [UInt8]) {
+        appendUInt32(bytes.withUnsafeBytes { CRC32.checksum($0) }, to: &bytes)
+    }
+
+    /// The record without its checksum, which is checked as Cabinet checks it.
+    static func verified(_ record: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        guard record.count >= 4 else { throw SpeedTestError("short record") }
+        let body = UnsafeRawBufferPointer(rebasing: record[0..<(record.count - 4)])
+        guard UInt32(littleEndian: record.loadUnaligned(fromByteOffset: record.count - 4, as: UInt32.self)) == CRC32.checksum(body) else {
+            throw SpeedTestError("checksum mismatch")
+        }
+        return body
+    }
+
+    static func decodeSong(_ sealed: UnsafeRawBufferPointer) throws -> Song {
+        let record = try verified(sealed)
         guard record.count >= 5 else { throw SpeedTestError("short song record") }
         let count = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
         guard record.count >= 9 + count else { throw SpeedTestError("short song record") }
@@ -173,6 +191,7 @@ public enum RawTokyoCabinetEngine: Engine {
                     bytes.append(contentsOf: title.utf8)
                     appendUInt32(UInt32(sizes.playlistSize), to: &bytes)
                     for song in sizes.complexPlaylistSongs(p) { appendUInt32(UInt32(song + 2), to: &bytes) }
+                    appendChecksum(to: &bytes)
                     try lists.put(UInt32(p + 2), bytes)
                     outcome.add(UInt64(p))
                 }
@@ -180,7 +199,8 @@ public enum RawTokyoCabinetEngine: Engine {
         case .complexFetch:
             let lists = try File(directory + "/tc-raw/Playlist")
             var scratch = [UInt8](repeating: 0, count: 4096)
-            try lists.forEach { _, record in
+            try lists.forEach { _, sealed in
+                let record = try verified(sealed)
                 guard record.count >= 5 else { throw SpeedTestError("short playlist record") }
                 let titleCount = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
                 let first = 5 + titleCount + 4
@@ -195,6 +215,7 @@ public enum RawTokyoCabinetEngine: Engine {
             bytes.reserveCapacity(4 + 4 * sizes.bufferReferences)
             appendUInt32(UInt32(sizes.bufferReferences), to: &bytes)
             for i in 0..<sizes.bufferReferences { appendUInt32(UInt32(i + 2), to: &bytes) }
+            appendChecksum(to: &bytes)
             let name = Array(SpeedData.bufferName.utf8)
             try buffers.transaction {
                 guard tchdbput(buffers.hdb, name, Int32(name.count), bytes, Int32(bytes.count)) else { throw buffers.failure("put") }
@@ -202,7 +223,7 @@ public enum RawTokyoCabinetEngine: Engine {
             var size: Int32 = 0
             guard let value = tchdbget(buffers.hdb, name, Int32(name.count), &size) else { throw buffers.failure("get") }
             defer { free(value) }
-            let record = UnsafeRawBufferPointer(start: value, count: Int(size))
+            let record = try verified(UnsafeRawBufferPointer(start: value, count: Int(size)))
             let count = Int(UInt32(littleEndian: record.loadUnaligned(as: UInt32.self)))
             guard record.count >= 4 + 4 * count else { throw SpeedTestError("short named buffer") }
             for i in 0..<count {

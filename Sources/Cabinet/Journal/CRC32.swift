@@ -1,5 +1,10 @@
-/// CRC-32 (IEEE 802.3, as zlib computes it), to tell a complete journal from a damaged one.
-enum CRC32 {
+/// CRC-32 (IEEE 802.3, as zlib computes it): the checksum of journals and of
+/// checksummed records.
+///
+/// ```swift
+/// let crc = bytes.withUnsafeBytes { CRC32.checksum($0) }
+/// ```
+public enum CRC32 {
     private static let table: [UInt32] = (0..<256).map { index -> UInt32 in
         var value = UInt32(index)
         for _ in 0..<8 {
@@ -8,7 +13,7 @@ enum CRC32 {
         return value
     }
 
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         table.withUnsafeBufferPointer { table in
             for byte in bytes {
