@@ -20,12 +20,12 @@ public enum RawTokyoCabinetEngine: Engine {
         let path: String
 
         /// Opens `path`; a new file gets the tuning Cabinet's files end up with
-        /// (a bucket per expected record, 4-byte alignment), so only the object layer differs.
+        /// (a bucket per two expected records, 4-byte alignment), so only the object layer differs.
         init(_ path: String, expectedRecords: Int = 0) throws {
             guard let hdb = tchdbnew() else { throw SpeedTestError("tchdbnew failed") }
             self.hdb = hdb
             self.path = path
-            tchdbtune(hdb, Int64(max(131_071, expectedRecords)), 2, 10, 0)
+            tchdbtune(hdb, Int64(max(131_071, expectedRecords / 2)), 2, 10, 0)
             tchdbsetxmsiz(hdb, 1 << 30)
             let sync = Durability.sync ? Int32(HDBOTSYNC) : 0
             guard tchdbopen(hdb, path, Int32(HDBOREADER | HDBOWRITER | HDBOCREAT) | sync) else {

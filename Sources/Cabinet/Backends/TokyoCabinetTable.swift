@@ -183,7 +183,9 @@ final class TokyoCabinetTable: StorageTable {
         let hdb = try open()
         let buckets = Int(tchdbbnum(hdb))
         guard records > buckets * TokyoCabinetTable.recordsPerBucketBeforeGrowing else { return }
-        guard tchdboptimize(hdb, Int64(records), -1, -1, UInt8.max) else { throw failure("grow buckets") }
+        // One bucket per two records: short chains, and half the bucket array's bytes on disk.
+        let target = max(records / 2, buckets * 2)
+        guard tchdboptimize(hdb, Int64(target), -1, -1, UInt8.max) else { throw failure("grow buckets") }
     }
 
     /// Tokyo Cabinet's optimize: the file is rewritten without free blocks, with
@@ -194,7 +196,7 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     /// How full the buckets may get before ``reserveCapacity(_:)`` rebuilds the file.
-    static let recordsPerBucketBeforeGrowing = 2
+    static let recordsPerBucketBeforeGrowing = 3
 
     /// The file's bucket count.
     var bucketCount: Int {
