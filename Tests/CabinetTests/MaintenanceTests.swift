@@ -125,6 +125,28 @@ import Testing
         let missing = try run(tool, ["restore", directory.path + "/none", directory.path])
         #expect(missing.status != 0 && missing.output.contains("no backup directory"))
     }
+
+    @Test func aDamagedHashIndexIsFoundByVerifyAndRebuiltByCompact() throws {
+        let directory = try makeStore(songs: 200)
+        // Zero the bucket array (it follows Tokyo Cabinet's 256-byte header): records stay, lookups miss.
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: directory.path + "/Song"))
+        try file.seek(toOffset: 256)
+        try file.write(contentsOf: Data(count: 131_071 * 4))
+        try file.close()
+        let problems = try StoreVerifier.verify(path: directory.path)
+        #expect(problems.contains { $0.reason.contains("hash index is damaged") })
+        #expect(problems.count > 100)
+
+        let store = try ObjectStore(path: directory.path)
+        try store.compact()
+        store.close()
+        #expect(try StoreVerifier.verify(path: directory.path).isEmpty)
+        let reopened = try ObjectStore(path: directory.path)
+        try reopened.register(Song.self, Playlist.self)
+        #expect(try reopened.fetch(Song.self, rowID: 150)?.title == "s148")
+        #expect(try reopened.fetchAll(Playlist.self).first?.songs.count == 200)
+        reopened.close()
+    }
 }
 
 enum StoreInfoSize {
