@@ -40,6 +40,71 @@ import Testing
     }
 }
 
+@Suite struct ReadOnlyTests {
+    private func makeStore() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self)
+        let song = Song(); song.title = "shared"; store.insert(song)
+        try store.save()
+        store.close()
+        return directory
+    }
+
+    private func startHolder(_ path: String, reading: Bool) throws -> (Process, Pipe) {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: buildProductsDirectory + "/cabinet-test-holder")
+        holder.arguments = reading ? [path, "read"] : [path]
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        let line = String(decoding: output.fileHandleForReading.availableLine(), as: UTF8.self)
+        #expect(line == "locked \(holder.processIdentifier)")
+        return (holder, input)
+    }
+
+    @Test func readersShareAStoreAndKeepWritersOut() throws {
+        let directory = try makeStore()
+        let (holder, input) = try startHolder(directory.path, reading: true)     // another process reads
+        let reader = try ObjectStore(path: directory.path, readOnly: true)
+        try reader.register(Song.self)
+        #expect(try reader.fetchAll(Song.self).map(\.title) == ["shared"])
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
+        let song = Song(); reader.insert(song)
+        #expect(throws: CabinetError.self) { try reader.save() }       // read-only: nothing is written
+        reader.close()
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        let writer = try ObjectStore(path: directory.path)             // every reader gone
+        try writer.register(Song.self)
+        #expect(try writer.count(of: Song.self) == 1)
+        writer.close()
+    }
+
+    @Test func aReaderIsToldWhichProcessIsWriting() throws {
+        let directory = try makeStore()
+        let (holder, input) = try startHolder(directory.path, reading: false)
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: holder.processIdentifier)) {
+            _ = try ObjectStore(path: directory.path, readOnly: true)
+        }
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        let reader = try ObjectStore(path: directory.path, readOnly: true)
+        reader.close()
+    }
+
+    @Test func aReadOnlyStoreCreatesNothing() throws {
+        let directory = try makeStore()
+        #expect(throws: CabinetError.self) { _ = try ObjectStore(path: directory.path + "/missing", readOnly: true) }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/missing"))
+        let reader = try ObjectStore(path: directory.path, readOnly: true)
+        #expect(throws: CabinetError.self) { try reader.register(Playlist.self) }   // it has no file
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/Playlist"))
+        reader.close()
+    }
+}
+
 extension FileHandle {
     /// Reads up to the first newline (without it).
     func availableLine() -> Data {

@@ -18,20 +18,25 @@ final class StoreLock {
     static let fileName = ".cabinet-lock"
 
     private var descriptor: Int32
+    private let shared: Bool
 
     /// Takes the lock on `directory`, or throws ``CabinetError/storeLocked(path:pid:)`` at once.
-    init(directory: String) throws {
+    /// Takes the lock: exclusive for a writer, shared for a reader (readers
+    /// exclude writers, not each other).
+    init(directory: String, shared: Bool = false) throws {
+        self.shared = shared
         let path = directory + "/" + StoreLock.fileName
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw CabinetError.cannotAccessDirectory(path: directory, reason: "cannot create \(StoreLock.fileName): \(String(cString: strerror(errno)))")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        guard flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else {
             let owner = StoreLock.readOwner(fd)
             close(fd)
             throw CabinetError.storeLocked(path: directory, pid: owner)
         }
         descriptor = fd
+        if shared { return }     // only the writer records its process ID
         let text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
@@ -48,6 +53,7 @@ final class StoreLock {
     /// Releases the lock. Calling it twice does nothing.
     func release() {
         guard descriptor >= 0 else { return }
+        if !shared { _ = ftruncate(descriptor, 0) }   // no stale process ID for the next one to report
         _ = flock(descriptor, LOCK_UN)
         close(descriptor)
         descriptor = -1

@@ -30,6 +30,10 @@ public final class TokyoCabinetBackend: StorageBackend {
         /// save 2.5 times slower; mapping costs address space, not memory, and
         /// scans hand their pages back as they go.
         public var mappedSize: Int64 = 1 << 30
+        /// Open as a reader: other readers may open the store at the same time,
+        /// a writer may not (and a reader cannot open a store a writer has open).
+        /// Nothing is created or written.
+        public var readOnly = false
         /// Whether each commit waits for the data to reach the disk (`HDBOTSYNC`):
         /// survives power loss, at the cost of an fsync per file per save.
         public var syncOnCommit = false
@@ -52,6 +56,8 @@ public final class TokyoCabinetBackend: StorageBackend {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw CabinetError.notADirectory(path: directory) }
+        } else if options.readOnly {
+            throw CabinetError.cannotAccessDirectory(path: directory, reason: "there is no store there to read")
         } else {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -59,7 +65,7 @@ public final class TokyoCabinetBackend: StorageBackend {
                 throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
             }
         }
-        lock = try StoreLock(directory: directory)
+        lock = try StoreLock(directory: directory, shared: options.readOnly)
     }
 
     deinit {
@@ -109,7 +115,12 @@ public final class TokyoCabinetBackend: StorageBackend {
         try JournalFile.read(path + "/" + TokyoCabinetBackend.formatFileName).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    private func checkWritable(_ reason: String) throws {
+        if options.readOnly { throw CabinetError.readOnly(path: path, reason: reason) }
+    }
+
     public func writeFormatMarker(_ text: String) throws {
+        try checkWritable("a new store needs its format marker written")
         let final = path + "/" + TokyoCabinetBackend.formatFileName
         try JournalFile.write(Array(text.utf8), to: final + ".tmp", sync: options.syncOnCommit)
         try JournalFile.rename(final + ".tmp", to: final, directory: path, sync: options.syncOnCommit)
@@ -124,6 +135,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// reader sees a whole journal or none. With `syncOnCommit`, the file and the
     /// directory are flushed to the disk first.
     public func writeJournal(_ bytes: [UInt8]) throws {
+        try checkWritable("a save needs to write")
         let temporary = journalPath + ".tmp"
         try JournalFile.write(bytes, to: temporary, sync: options.syncOnCommit)
         try JournalFile.rename(temporary, to: journalPath, directory: path, sync: options.syncOnCommit)

@@ -37,6 +37,7 @@ final class TokyoCabinetTable: StorageTable {
     static let magic = Array("ToKyO CaBiNeT\n".utf8)
 
     let path: String
+    let readOnly: Bool
     private var handle: UnsafeMutablePointer<TCHDB>?
     /// Reused for single reads, so a fault costs no allocation.
     private var scratch: UnsafeMutableRawPointer
@@ -44,12 +45,16 @@ final class TokyoCabinetTable: StorageTable {
 
     init(path: String, options: TokyoCabinetBackend.Options) throws {
         self.path = path
+        readOnly = options.readOnly
         guard let hdb = tchdbnew() else {
             throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
         }
         _ = tchdbtune(hdb, options.bucketCount, options.alignmentPower, options.freeBlockPoolPower, 0)
         _ = tchdbsetxmsiz(hdb, options.mappedSize)
-        var mode = Int32(HDBOREADER | HDBOWRITER | HDBOCREAT | HDBOLCKNB)
+        if options.readOnly && !FileManager.default.fileExists(atPath: path) {
+            throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
+        }
+        var mode = options.readOnly ? Int32(HDBOREADER | HDBOLCKNB) : Int32(HDBOREADER | HDBOWRITER | HDBOCREAT | HDBOLCKNB)
         if options.syncOnCommit { mode |= Int32(HDBOTSYNC) }
         guard tchdbopen(hdb, path, mode) else {
             let code = tchdbecode(hdb)
@@ -205,6 +210,7 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     func beginTransaction() throws {
+        if readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
         guard tchdbtranbegin(try open()) else { throw failure("begin transaction") }
     }
 

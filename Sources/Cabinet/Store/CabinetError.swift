@@ -77,6 +77,8 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsavedChanges(className: String)
     /// A reference was read from a buffer that belongs to no store.
     case noStoreForReferences
+    /// The store was opened read-only and the operation would write.
+    case readOnly(path: String, reason: String)
     /// A named-buffer name is empty or too long.
     case invalidName(String)
     /// The store was closed.
@@ -137,6 +139,8 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Cabinet: this DataBuffer belongs to no store, so it cannot turn row IDs into objects. Read references from buffers the store hands you."
         case .invalidName(let name):
             return "Cabinet: '\(name)' is not a valid named-buffer name (1 to 4096 UTF-8 bytes)."
+        case .readOnly(let path, let reason):
+            return "Cabinet: the store '\(path)' is open read-only: \(reason). Open it without readOnly to change it."
         case .storeClosed(let path):
             return "Cabinet: the store '\(path)' is closed. Open it again with ObjectStore(path:)."
         }

@@ -97,11 +97,17 @@ public final class ObjectStore {
     ///
     /// ```swift
     /// let store = try ObjectStore(path: "/tmp/music")
+    /// let reader = try ObjectStore(path: "/tmp/music", readOnly: true)   // shares with other readers
     /// ```
+    /// A read-only store shares the directory with other readers and excludes
+    /// writers; it never creates or writes anything (`save()` with changes throws
+    /// ``CabinetError/readOnly(path:reason:)``).
     /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file and
     /// ``CabinetError/storeLocked(path:pid:)`` if another process has the store open.
-    public convenience init(path: String, options: Options = Options()) throws {
-        try self.init(backend: TokyoCabinetBackend(directory: path), options: options)
+    public convenience init(path: String, readOnly: Bool = false, options: Options = Options()) throws {
+        var tuning = TokyoCabinetBackend.Options()
+        tuning.readOnly = readOnly
+        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), options: options)
     }
 
     /// Opens a store on any backend, such as ``MemoryBackend``:
