@@ -41,6 +41,23 @@ import Testing
         store.close()
     }
 
+    @Test func aClassFileCutShortIsNamedAndOtherClassesStillWork() throws {
+        let directory = try makeStore()
+        let path = directory.path + "/Playlist"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        try FileHandle(forUpdating: URL(fileURLWithPath: path)).truncate(atOffset: UInt64(size / 2))
+        let store = try ObjectStore(path: directory.path, options: Self.plain)
+        let error = expectCabinetError({ try store.register(Playlist.self) }) {
+            if case .notADatabase(let location, _) = $0 { return location.file == path }
+            return false
+        }
+        #expect(error != nil)
+        try store.register(Song.self)
+        #expect(try store.fetchAll(Song.self).count == 2)
+        store.close()
+        #expect(try StoreVerifier.verify(path: directory.path).contains { $0.location.file == path })
+    }
+
     @Test func aZeroFilledClassFileIsNotADatabase() throws {
         let directory = try makeStore()
         try Data(count: 1 << 16).write(to: URL(fileURLWithPath: directory.path + "/Playlist"))

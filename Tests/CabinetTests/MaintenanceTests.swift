@@ -124,6 +124,20 @@ import Testing
         #expect(verify.status == 1 && verify.output.contains("row 3"))
         let missing = try run(tool, ["restore", directory.path + "/none", directory.path])
         #expect(missing.status != 0 && missing.output.contains("no backup directory"))
+
+        // backup, compact and restore through the tool, on a healthy store.
+        let healthy = try makeStore(songs: 5)
+        let copy = healthy.path + "-copy"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        #expect(try run(tool, ["backup", healthy.path, copy]).status == 0)
+        #expect(try StoreVerifier.verify(path: copy).isEmpty)
+        let compact = try run(tool, ["compact", healthy.path])
+        #expect(compact.status == 0 && compact.output.contains("Compacted"))
+        #expect(try run(tool, ["restore", copy, healthy.path]).status == 0)
+        let restored = try ObjectStore(path: healthy.path)
+        try restored.register(Song.self, Playlist.self)
+        #expect(try restored.count(of: Song.self) == 5)
+        restored.close()
     }
 
     @Test func aDamagedHashIndexIsFoundByVerifyAndRebuiltByCompact() throws {
