@@ -80,8 +80,8 @@ import Testing
     }
 
     @Test func theJSONReportHasTheDocumentedKeys() throws {
-        let sample = Result(workload: .simpleFetch, engine: "cabinet", size: 3, wallSeconds: 1.5, cpuSeconds: 1.25,
-                            rssBytes: 2048, diskBytes: 4096, outcome: Outcome(objects: 3), samples: 1)
+        let sample = Result(median: Sample(workload: .simpleFetch, engine: "cabinet", size: 3, wallSeconds: 1.5, cpuSeconds: 1.25,
+                                           rssBytes: 2048, diskBytes: 4096, outcome: Outcome(objects: 3)), samples: 1)
         let json = try jsonReport([sample])
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
         #expect(parsed.count == 1)

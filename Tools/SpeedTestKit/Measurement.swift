@@ -10,6 +10,18 @@ public struct Sample: Codable, Sendable {
     public var rssBytes: Int
     public var diskBytes: Int
     public var outcome: Outcome
+
+    public init(workload: Workload, engine: String, size: Int, wallSeconds: Double, cpuSeconds: Double,
+                rssBytes: Int, diskBytes: Int, outcome: Outcome) {
+        self.workload = workload
+        self.engine = engine
+        self.size = size
+        self.wallSeconds = wallSeconds
+        self.cpuSeconds = cpuSeconds
+        self.rssBytes = rssBytes
+        self.diskBytes = diskBytes
+        self.outcome = outcome
+    }
 }
 
 /// Runs `workload` once in this process and measures it: wall and CPU time of

@@ -3,12 +3,13 @@ import Foundation
 /// The results as a table for people: per workload, each engine's medians and its time relative to Cabinet.
 public func tableReport(_ results: [Result]) -> String {
     var lines: [String] = []
-    let workloads = Workload.allCases.filter { w in results.contains { $0.workload == w } }
+    let workloads = Workload.allCases.filter { w in results.contains { $0.median.workload == w } }
     for workload in workloads {
-        let rows = results.filter { $0.workload == workload }
+        let samples = results.filter { $0.median.workload == workload }
+        let rows = samples.map(\.median)
         let cabinet = rows.first { $0.engine == CabinetEngine.name }
         lines.append("")
-        lines.append("\(workload.rawValue) (\(grouped(rows.first?.size ?? 0)) objects, median of \(rows.first?.samples ?? 0))")
+        lines.append("\(workload.rawValue) (\(grouped(rows.first?.size ?? 0)) objects, median of \(samples.first?.samples ?? 0))")
         lines.append(pad("engine", 16) + pad("wall s", 10, right: true) + pad("cpu s", 10, right: true)
                      + pad("peak RSS", 12, right: true) + pad("disk", 12, right: true) + pad("time ÷ cabinet", 16, right: true))
         for row in rows {
@@ -28,7 +29,7 @@ public func jsonReport(_ results: [Result]) throws -> String {
         let workload: String, engine: String, size: Int
         let wall_s: Double, cpu_s: Double, rss_bytes: Int, disk_bytes: Int
     }
-    let rows = results.map {
+    let rows = results.map(\.median).map {
         Row(workload: $0.workload.rawValue, engine: $0.engine, size: $0.size, wall_s: $0.wallSeconds, cpu_s: $0.cpuSeconds,
             rss_bytes: $0.rssBytes, disk_bytes: $0.diskBytes)
     }

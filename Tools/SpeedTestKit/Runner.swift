@@ -18,28 +18,14 @@ public struct Plan: Sendable {
     }
 }
 
-/// The median of several samples of one engine on one workload.
+/// Several runs of one engine on one workload, summed up: the median wall time,
+/// CPU time and peak RSS, with the disk size and outcome of the last run.
 public struct Result: Sendable {
-    public var workload: Workload
-    public var engine: String
-    public var size: Int
-    public var wallSeconds: Double
-    public var cpuSeconds: Double
-    public var rssBytes: Int
-    public var diskBytes: Int
-    public var outcome: Outcome
+    public var median: Sample
     public var samples: Int
 
-    public init(workload: Workload, engine: String, size: Int, wallSeconds: Double, cpuSeconds: Double,
-                rssBytes: Int, diskBytes: Int, outcome: Outcome, samples: Int) {
-        self.workload = workload
-        self.engine = engine
-        self.size = size
-        self.wallSeconds = wallSeconds
-        self.cpuSeconds = cpuSeconds
-        self.rssBytes = rssBytes
-        self.diskBytes = diskBytes
-        self.outcome = outcome
+    public init(median: Sample, samples: Int) {
+        self.median = median
         self.samples = samples
     }
 }
@@ -65,10 +51,11 @@ public func runPlan(_ plan: Plan, progress: (String) -> Void) throws -> [Result]
             guard runs.allSatisfy({ $0.outcome == last.outcome }) else {
                 throw SpeedTestError("\(engine) gave different results for \(workload.rawValue) across runs")
             }
-            results.append(Result(workload: workload, engine: engine, size: last.size,
-                                  wallSeconds: median(runs.map(\.wallSeconds)), cpuSeconds: median(runs.map(\.cpuSeconds)),
-                                  rssBytes: Int(median(runs.map { Double($0.rssBytes) })),
-                                  diskBytes: last.diskBytes, outcome: last.outcome, samples: runs.count))
+            var summary = last
+            summary.wallSeconds = median(runs.map(\.wallSeconds))
+            summary.cpuSeconds = median(runs.map(\.cpuSeconds))
+            summary.rssBytes = Int(median(runs.map { Double($0.rssBytes) }))
+            results.append(Result(median: summary, samples: runs.count))
         }
     }
     return results
