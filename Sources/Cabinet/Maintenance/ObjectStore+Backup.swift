@@ -20,6 +20,12 @@ extension ObjectStore {
     /// Replaces the store at `path` with the backup at `backup` (made by
     /// ``backup(to:)`` or `cabinet backup`). The store must not be open anywhere:
     /// its lock is taken for the whole restore.
+    ///
+    /// ```swift
+    /// try ObjectStore.restore(from: "/var/backups/music-2026-11-22", to: "/tmp/music")
+    /// ```
+    /// The store's files are replaced one after another; if the restore fails
+    /// part way (a full disk), the store is incomplete: run it again.
     public static func restore(from backup: String, to path: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), isDirectory.boolValue else {
