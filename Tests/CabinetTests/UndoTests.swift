@@ -226,6 +226,30 @@ import Testing
         reopened.close()
     }
 
+    @Test(arguments: BackendKind.allCases)
+    func undoHistoryDoesNotKeepInsertedObjectsAliveAndStillUndoesThem(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open()
+        weak var dropped: Song?
+        var rows: [UInt32] = []
+        do {
+            let songs = (0..<100).map { i -> Song in let s = Song(); s.title = "bulk \(i)"; store.insert(s); return s }
+            rows = songs.map(\.rowID)
+            try store.save()
+            dropped = songs[0]
+        }
+        #expect(dropped == nil, "after the save, the undo history holds row IDs, not the objects")
+        try store.undoManager.undo()                   // the insert group: every row goes
+        try store.save()
+        #expect(try store.count(of: Song.self) == 0)
+        try store.undoManager.redo()                   // and comes back, content and row IDs included
+        try store.save()
+        let back = try store.fetchAll(Song.self).sorted { $0.rowID < $1.rowID }
+        #expect(back.map(\.rowID) == rows)
+        #expect(back.first?.title == "bulk 0")
+        store.close()
+    }
+
     /// The README's undo sample, verbatim (ReadmeExampleTests checks it is here).
     @Test func theReadmeUndoSampleRuns() throws {
         let fixture = try StoreFixture(.memory)

@@ -41,7 +41,7 @@ extension ObjectStore {
         entry.inserted.append(object)
         if undoManager.isRecording {
             object.undoStamp = undoManager.currentStamp()
-            undoManager.record(.remove(object))
+            undoManager.record(.removeRow(entry, object.rowID))
         }
         notify(.inserted, object)
     }

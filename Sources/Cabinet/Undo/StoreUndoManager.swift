@@ -168,7 +168,7 @@ public final class StoreUndoManager {
         var inverse: [UndoAction] = []
         inverse.reserveCapacity(group.actions.count)
         for action in group.actions.reversed() {
-            inverse.append(try store.apply(action))
+            if let undo = try store.apply(action) { inverse.append(undo) }
         }
         store.postChange(cause)
         return UndoGroup(name: group.name, actions: inverse)

@@ -5,14 +5,20 @@
 enum UndoAction {
     /// Put `content` (a record, as saved) back into `object`, in place: undoes an update.
     case restoreContent(StoredObject, [UInt8])
-    /// Take `object` out of the store: undoes an insert (or redoes a delete).
+    /// Take `object` out of the store: redoes a delete.
     case remove(StoredObject)
+    /// Take the object of a row out of the store, the live instance or the one on
+    /// disk: undoes an insert without keeping every inserted object alive in the
+    /// undo history (a bulk import of a million objects would otherwise stay in memory).
+    case removeRow(ClassEntry, UInt32)
     /// Put `object` back into the store at its row, with `content`: undoes a delete (or redoes an insert).
     case restore(StoredObject, [UInt8])
 
-    var object: StoredObject {
+    /// The object the action is about; `nil` for a row whose object is not in memory.
+    var object: StoredObject? {
         switch self {
         case .restoreContent(let object, _), .remove(let object), .restore(let object, _): return object
+        case .removeRow: return nil
         }
     }
 }
@@ -41,9 +47,14 @@ extension ObjectStore {
         return buffer.allBytes
     }
 
-    /// Applies `action` and returns the action that takes it back.
-    func apply(_ action: UndoAction) throws -> UndoAction {
-        let object = action.object
+    /// Applies `action` and returns the action that takes it back (`nil` when
+    /// there was nothing to do: the row is already gone).
+    func apply(_ action: UndoAction) throws -> UndoAction? {
+        if case .removeRow(let entry, let rowID) = action {
+            guard let object = try objectForUndo(entry, rowID: rowID) else { return nil }
+            return try apply(.remove(object))
+        }
+        guard let object = action.object else { return nil }
         guard let entry = object.entry ?? entry(for: type(of: object)) else {
             throw CabinetError.classNotRegistered(className: String(describing: type(of: object)))
         }
@@ -67,6 +78,8 @@ extension ObjectStore {
             }
             notify(.deleted, object)
             return inverse
+        case .removeRow:
+            return nil
         case .restore(_, let content):
             if object.entry == nil { entry.adopt(object) }
             try restore(content, into: object, entry: entry)
@@ -76,6 +89,23 @@ extension ObjectStore {
             notify(.inserted, object)
             return .remove(object)
         }
+    }
+
+    /// The live instance of a row with its content, or one read from disk; `nil` if the row is gone.
+    private func objectForUndo(_ entry: ClassEntry, rowID: UInt32) throws -> StoredObject? {
+        if let live = entry.live.object(at: rowID) {
+            if !live.hasContent, live.changeState != .deleted, try !loadContent(of: live, entry: entry) { return nil }
+            return live
+        }
+        let object = entry.type.init()
+        object.rowID = rowID
+        object.hasContent = false
+        entry.adopt(object)
+        guard try loadContent(of: object, entry: entry) else {
+            entry.release(object)
+            return nil
+        }
+        return object
     }
 
     /// Reads `content` into `object`, as if it had been loaded from disk.
