@@ -140,8 +140,8 @@ import Testing
         #expect(throws: CabinetError.self) { _ = try buffer.readDate() }
     }
 
-    @Test func anIntThatDoesNotFitIsMalformed() throws {
-        // Int is 64-bit here, so every Int64 fits; the check matters on 32-bit platforms.
+    @Test func anIntKeepsItsFull64BitRange() throws {
+        // Int is 64-bit here, so every Int64 fits (the "does not fit" error exists for 32-bit platforms).
         var buffer = DataBuffer()
         buffer.writeInt64(.max)
         #expect(try buffer.readInt() == Int(Int64.max))

@@ -109,4 +109,22 @@ extension StorageTable {
     func removeValue(forRow rowID: UInt32) throws -> Bool {
         try withUnsafeBytes(of: rowID.littleEndian) { try removeValue(forKey: $0) }
     }
+
+    /// Stores `value` under `key`, or removes the key when `value` is `nil`.
+    func apply(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer) throws {
+        if let value { try setValue(value, forKey: key) } else { try removeValue(forKey: key) }
+    }
+
+    /// Runs `body` in one transaction: committed if it returns, aborted if it throws.
+    func transaction<R>(_ body: () throws -> R) throws -> R {
+        try beginTransaction()
+        do {
+            let result = try body()
+            try commitTransaction()
+            return result
+        } catch {
+            try? abortTransaction()
+            throw error
+        }
+    }
 }

@@ -20,16 +20,23 @@ struct SaveJournal {
     private var operationCount: UInt32 = 0
     private var body = DataBuffer()
 
+    /// The journal's number for `table`, given once per table so recording a
+    /// record costs no name lookup.
+    mutating func tableIndex(for table: String) -> UInt16 {
+        if let known = tableIndex[table] { return known }
+        let index = UInt16(tableNames.count)
+        tableIndex[table] = index
+        tableNames.append(table)
+        return index
+    }
+
     /// Records that `key` of `table` is set to `value` (or removed, when `value` is nil).
     mutating func record(table: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-        let index: UInt16
-        if let known = tableIndex[table] {
-            index = known
-        } else {
-            index = UInt16(tableNames.count)
-            tableIndex[table] = index
-            tableNames.append(table)
-        }
+        record(table: tableIndex(for: table), key: key, value: value)
+    }
+
+    /// Records that `key` of the table numbered `table` is set to `value` (or removed).
+    mutating func record(table index: UInt16, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
         body.writeUInt8(value == nil ? Operation.remove.rawValue : Operation.put.rawValue)
         body.appendLittleEndian(index)
         body.writeCounted(key)

@@ -73,16 +73,11 @@ extension ObjectStore {
             let from = try source.openTable(named: name)
             let to = try target.openTable(named: name)
             try to.reserveCapacity(from.recordCount)
-            try to.beginTransaction()
-            do {
+            try to.transaction {
                 try from.forEach { key, value in
                     try to.setValue(value, forKey: key)
                     return true
                 }
-                try to.commitTransaction()
-            } catch {
-                try? to.abortTransaction()
-                throw error
             }
         }
     }

@@ -30,13 +30,8 @@ struct ClassRegistrar {
                                                  reason: "the file has \(table.recordCount) records but no metadata row")
         }
         let metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
-        try table.beginTransaction()
-        do {
+        try table.transaction {
             try metadata.bytes.withUnsafeBytes { try table.setValue($0, forRow: ClassMetadata.rowID) }
-            try table.commitTransaction()
-        } catch {
-            try? table.abortTransaction()
-            throw error
         }
         return metadata
     }

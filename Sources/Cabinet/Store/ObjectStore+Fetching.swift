@@ -8,17 +8,24 @@ extension ObjectStore {
     /// ```
     public func fetch<T: StoredObject>(_ type: T.Type, rowID: UInt32) throws -> T? {
         let entry = try requireEntry(for: type)
+        return try loadedObject(entry, rowID: rowID).map { unsafeDowncast($0, to: T.self) }
+    }
+
+    /// The object of a row with its content: the live instance (loaded if it is a
+    /// fault), else a new one read from disk; `nil` if the row does not exist or
+    /// its object was deleted and not yet saved.
+    func loadedObject(_ entry: ClassEntry, rowID: UInt32) throws -> StoredObject? {
         if let live = entry.live.object(at: rowID) {
             switch live.changeState {
             case .deleted: return nil
-            case .inserted: return unsafeDowncast(live, to: T.self)
+            case .inserted: return live
             default:
                 if !live.hasContent, try !loadContent(of: live, entry: entry) { return nil }
-                return unsafeDowncast(live, to: T.self)
+                return live
             }
         }
         guard rowID >= ClassMetadata.firstObjectRowID else { return nil }
-        let object = T()
+        let object = entry.type.init()
         object.rowID = rowID
         object.hasContent = false
         entry.adopt(object)   // before reading, so a record that refers to itself gets this instance

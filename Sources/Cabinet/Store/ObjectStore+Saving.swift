@@ -49,13 +49,11 @@ extension ObjectStore {
             }
             for entry in entries {
                 try write(entry) { rowID, value in
-                    if let value { try entry.table.setValue(value, forRow: rowID) } else { try entry.table.removeValue(forRow: rowID) }
+                    try withUnsafeBytes(of: rowID.littleEndian) { try entry.table.apply(value, forKey: $0) }
                 }
             }
             if let namedTable {
-                try forEachNamedBufferChange { key, value in
-                    if let value { try namedTable.setValue(value, forKey: key) } else { try namedTable.removeValue(forKey: key) }
-                }
+                try forEachNamedBufferChange { key, value in try namedTable.apply(value, forKey: key) }
             }
         } catch {
             for table in begun { try? table.abortTransaction() }
@@ -80,12 +78,14 @@ extension ObjectStore {
     private func saveThroughJournal(_ entries: [ClassEntry]) throws {
         var journal = SaveJournal()
         for entry in entries {
+            let table = journal.tableIndex(for: entry.name)
             try write(entry) { rowID, value in
-                withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: entry.name, key: $0, value: value) }
+                withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: table, key: $0, value: value) }
             }
         }
+        let namedBuffers = journal.tableIndex(for: ObjectStore.namedBuffersTableName)
         try forEachNamedBufferChange { key, value in
-            journal.record(table: ObjectStore.namedBuffersTableName, key: key, value: value)
+            journal.record(table: namedBuffers, key: key, value: value)
         }
         let bytes = journal.encoded()
         try backend.writeJournal(bytes)
@@ -113,7 +113,7 @@ extension ObjectStore {
                     begun.append(table)
                     tables[name] = table
                 }
-                if let value { try table.setValue(value, forKey: key) } else { try table.removeValue(forKey: key) }
+                try table.apply(value, forKey: key)
             }
             for table in begun { try table.commitTransaction() }
         } catch {
@@ -171,8 +171,9 @@ extension ObjectStore {
         }
     }
 
+    /// A record as it goes to disk: version byte (if versioned), content, trailer (if checksummed).
     @inline(__always)
-    private func encode(_ object: StoredObject, entry: ClassEntry, into buffer: inout DataBuffer, version: UInt8?) throws {
+    func encode(_ object: StoredObject, entry: ClassEntry, into buffer: inout DataBuffer, version: UInt8?) throws {
         buffer.removeAll()
         if let version { buffer.writeUInt8(version) }
         object.write(to: &buffer)

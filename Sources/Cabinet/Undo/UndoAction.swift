@@ -91,21 +91,11 @@ extension ObjectStore {
         }
     }
 
-    /// The live instance of a row with its content, or one read from disk; `nil` if the row is gone.
+    /// The object of a row for undoing its insert: a pending delete's object as it
+    /// is, otherwise the live or stored object with its content.
     private func objectForUndo(_ entry: ClassEntry, rowID: UInt32) throws -> StoredObject? {
-        if let live = entry.live.object(at: rowID) {
-            if !live.hasContent, live.changeState != .deleted, try !loadContent(of: live, entry: entry) { return nil }
-            return live
-        }
-        let object = entry.type.init()
-        object.rowID = rowID
-        object.hasContent = false
-        entry.adopt(object)
-        guard try loadContent(of: object, entry: entry) else {
-            entry.release(object)
-            return nil
-        }
-        return object
+        if let live = entry.live.object(at: rowID), live.changeState == .deleted { return live }
+        return try loadedObject(entry, rowID: rowID)
     }
 
     /// Reads `content` into `object`, as if it had been loaded from disk.

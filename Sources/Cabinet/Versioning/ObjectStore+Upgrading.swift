@@ -35,7 +35,7 @@ extension ObjectStore {
         }
         if entry.metadata.version < target {
             entry.metadata.version = target
-            try inTransaction(entry.table) {
+            try entry.table.transaction {
                 try entry.metadata.bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
             }
         }
@@ -79,17 +79,15 @@ extension ObjectStore {
                              where shouldRewrite: (UInt8) -> Bool) throws -> Int {
         var rewritten = 0
         var buffer = DataBuffer()
-        try inTransaction(entry.table) {
+        var record = DataBuffer()
+        let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
+        try entry.table.transaction {
             for rowID in range {
-                var record = DataBuffer()
                 guard try entry.table.withValue(forRow: rowID, { record.load($0) }) != nil else { continue }
-                let version = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
-                guard shouldRewrite(version) else { continue }
+                let recordVersion = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
+                guard shouldRewrite(recordVersion) else { continue }
                 let object = try upgradedObject(entry, rowID: rowID, record: &record)
-                buffer.removeAll()
-                if options.perInstanceVersioning { buffer.writeUInt8(entry.type.version) }
-                object.write(to: &buffer)
-                buffer.appendTrailer(for: recordFormat)
+                try encode(object, entry: entry, into: &buffer, version: version)
                 try buffer.withUnsafeBytes { try entry.table.setValue($0, forRow: rowID) }
                 rewritten += 1
             }
@@ -114,16 +112,5 @@ extension ObjectStore {
             throw error
         }
         return object
-    }
-
-    private func inTransaction(_ table: any StorageTable, _ body: () throws -> Void) throws {
-        try table.beginTransaction()
-        do {
-            try body()
-            try table.commitTransaction()
-        } catch {
-            try? table.abortTransaction()
-            throw error
-        }
     }
 }
