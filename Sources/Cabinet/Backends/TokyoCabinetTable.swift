@@ -127,6 +127,10 @@ final class TokyoCabinetTable: StorageTable {
             // The value may have been cut to fit: ask for its size and read again with room for it.
             let full = Int(tchdbvsiz(hdb, key.baseAddress, Int32(key.count)))
             if full < 0 { throw failure("read") }
+            // The size comes from the record's header on disk: no record is larger than its file.
+            guard UInt64(full) <= tchdbfsiz(hdb) else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "a record claims \(full) bytes, more than the file holds")
+            }
             if full < scratchCapacity {
                 return try body(UnsafeRawBufferPointer(start: scratch, count: full))
             }
