@@ -127,11 +127,18 @@ import Testing
     }
 
     @Test func invalidUTF8IsAMalformedRecordNotReplacementCharacters() {
-        var buffer = DataBuffer(bytes: [2, 0, 0, 0, 0xC3, 0x28])
-        #expect(expectCabinetError({ _ = try buffer.readString() }) {
-            if case .malformedRecord(_, let reason) = $0 { return reason.contains("UTF-8") }
-            return false
-        } != nil)
+        // Cut sequences, a surrogate, an overlong form, stray continuation and
+        // 0xFF bytes, including ones whose repair would be as long as the input.
+        let invalid: [[UInt8]] = [[0xC3, 0x28], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xC0, 0xAF], [0x80],
+                                  Array("Song ".utf8) + [0xFF], [0xF4, 0x90, 0x80, 0x80], Array("ok".utf8) + [0xEF, 0xBF]]
+        for bytes in invalid {
+            var buffer = DataBuffer(bytes: withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { Array($0) } + bytes)
+            #expect(expectCabinetError({ _ = try buffer.readString() }) {
+                if case .malformedRecord(_, let reason) = $0 { return reason.contains("UTF-8") }
+                return false
+            } != nil, "\(bytes)")
+            #expect(buffer.readOffset == 0)
+        }
     }
 
     @Test func aNaNDateIsMalformed() {

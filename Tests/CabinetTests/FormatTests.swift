@@ -142,4 +142,24 @@ import Testing
         #expect(marker == "cabinet-record-format checksummed\n")
         #expect(Array("123456789".utf8).withUnsafeBytes { CRC32.checksum($0) } == 0xCBF4_3926, "the standard CRC-32 check value")
     }
+
+    @Test func theTableDrivenCRC32MatchesTheBitwiseDefinitionAtEveryLength() {
+        // The fast path takes 8 bytes, then 4, then single bytes: every length
+        // from 0 to 40 and every start offset mixes them differently.
+        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            return ~crc
+        }
+        let bytes = (0..<48).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }
+        for start in 0..<4 {
+            for length in 0...40 {
+                let slice = bytes[start..<(start + length)]
+                #expect(slice.withUnsafeBytes { CRC32.checksum($0) } == bitwise(slice), "\(length) bytes from offset \(start)")
+            }
+        }
+    }
 }

@@ -165,15 +165,17 @@ final class TokyoCabinetTable: StorageTable {
             let finished = withExtendedLifetime(scan) {
                 tchdbforeach(hdb, { key, keySize, value, valueSize, op in
                     guard let op else { return false }
-                    let scan = Unmanaged<Scan>.fromOpaque(op).takeUnretainedValue()
-                    scan.recordsSinceRelease &+= 1
-                    if scan.recordsSinceRelease == Scan.recordsPerRelease { scan.releaseMappedPages() }
-                    do {
-                        return try scan.body(UnsafeRawBufferPointer(start: key, count: Int(keySize)),
-                                             UnsafeRawBufferPointer(start: value, count: Int(valueSize)))
-                    } catch {
-                        scan.error = error
-                        return false
+                    // Borrowed, not retained: the scan outlives tchdbforeach.
+                    return Unmanaged<Scan>.fromOpaque(op)._withUnsafeGuaranteedRef { scan in
+                        scan.recordsSinceRelease &+= 1
+                        if scan.recordsSinceRelease == Scan.recordsPerRelease { scan.releaseMappedPages() }
+                        do {
+                            return try scan.body(UnsafeRawBufferPointer(start: key, count: Int(keySize)),
+                                                 UnsafeRawBufferPointer(start: value, count: Int(valueSize)))
+                        } catch {
+                            scan.error = error
+                            return false
+                        }
                     }
                 }, Unmanaged.passUnretained(scan).toOpaque())
             }

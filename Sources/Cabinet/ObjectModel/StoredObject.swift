@@ -38,8 +38,14 @@ open class StoredObject {
     @exclusivity(unchecked) public internal(set) var hasContent: Bool = true
 
     /// The store's bookkeeping for this object's class; `nil` while the object
-    /// belongs to no store. Unowned: the store detaches its live objects when it closes.
-    @exclusivity(unchecked) @usableFromInline unowned(unsafe) var entry: ClassEntry?
+    /// belongs to no store. Unretained: the store detaches its live objects when it closes.
+    @usableFromInline var entry: ClassEntry? {
+        get { entryReference?.takeUnretainedValue() }
+        set { entryReference = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    // Unmanaged rather than unowned(unsafe): reading the latter makes a strong
+    // reference (a retain and a release), which the deinit of every object paid.
+    @exclusivity(unchecked) @usableFromInline var entryReference: Unmanaged<ClassEntry>?
 
     /// What the next save must do with this object.
     @exclusivity(unchecked) @usableFromInline var changeState: ChangeState = .clean
@@ -54,7 +60,7 @@ open class StoredObject {
     public required init() {}
 
     deinit {
-        entry?.objectDidDeinit(self)
+        entryReference?._withUnsafeGuaranteedRef { $0.objectDidDeinit(self) }
     }
 
     /// Reads the object's content, in the order ``write(to:)`` wrote it.
