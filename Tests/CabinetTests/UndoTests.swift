@@ -250,6 +250,44 @@ import Testing
         store.close()
     }
 
+    @Test(arguments: BackendKind.allCases)
+    func insertsInterleavedWithOtherClassesAndEditsUndoAndRedoInOrder(_ kind: BackendKind) throws {
+        // Runs of inserts of one class are recorded as one row range; an insert of
+        // another class, an edit, or a gap in the rows must end the run.
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open()
+        let early = Song(); early.title = "early"
+        store.insert(early)
+        try store.save()                                          // its own group
+
+        store.undoManager.beginGroup(named: "Import")
+        let first = (0..<3).map { i -> Song in let s = Song(); s.title = "a\(i)"; store.insert(s); return s }
+        let list = Playlist(); list.title = "L"; list.songs = first
+        store.insert(list)
+        first[0].title = "a0 edited"
+        early.title = "early edited"
+        let second = (0..<2).map { i -> Song in let s = Song(); s.title = "b\(i)"; store.insert(s); return s }
+        store.undoManager.endGroup()
+        try store.save()
+        let songRows = (first + second).map(\.rowID)
+        #expect(songRows == Array(3...7), "row IDs continue after the early song's")
+
+        try store.undoManager.undo()
+        try store.save()
+        #expect(try store.fetchAll(Song.self).map(\.title) == ["early"])
+        #expect(try store.count(of: Playlist.self) == 0)
+
+        try store.undoManager.redo()
+        try store.save()
+        store.close()
+        let reopened = try fixture.open()
+        let songs = try reopened.fetchAll(Song.self).sorted { $0.rowID < $1.rowID }
+        #expect(songs.map(\.title) == ["early edited", "a0 edited", "a1", "a2", "b0", "b1"])
+        #expect(songs.dropFirst().map(\.rowID) == songRows)
+        #expect(try reopened.fetchAll(Playlist.self).first?.songs.map(\.title) == ["a0 edited", "a1", "a2"])
+        reopened.close()
+    }
+
     /// The README's undo sample, verbatim (ReadmeExampleTests checks it is here).
     @Test func theReadmeUndoSampleRuns() throws {
         let fixture = try StoreFixture(.memory)

@@ -41,7 +41,7 @@ extension ObjectStore {
         entry.inserted.append(object)
         if undoManager.isRecording {
             object.undoStamp = undoManager.currentStamp()
-            undoManager.record(.removeRow(entry, object.rowID))
+            undoManager.recordInsert(of: object.rowID, in: entry)
         }
         notify(.inserted, object)
     }

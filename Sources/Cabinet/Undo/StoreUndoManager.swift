@@ -49,6 +49,10 @@ public final class StoreUndoManager {
     @exclusivity(unchecked) private var isApplying = false
     /// Numbers the groups, so an object is snapshotted once per group.
     @exclusivity(unchecked) private var stamp: UInt32 = 0
+    /// The inserts of the open group not yet in its actions: rows first...last of one class.
+    @exclusivity(unchecked) private var insertRunEntry: ClassEntry?
+    @exclusivity(unchecked) private var insertRunFirst: UInt32 = 0
+    @exclusivity(unchecked) private var insertRunLast: UInt32 = 0
 
     init() {}
 
@@ -112,6 +116,7 @@ public final class StoreUndoManager {
     public func removeAllActions() {
         undoStack.removeAll()
         redoStack.removeAll()
+        insertRunEntry = nil
         openGroup = nil
         nesting = 0
     }
@@ -130,8 +135,32 @@ public final class StoreUndoManager {
     func record(_ action: UndoAction) {
         guard isRecording else { return }
         if openGroup == nil { startGroup(named: nil) }
+        flushInsertRun()
         openGroup?.actions.append(action)
         if !redoStack.isEmpty { redoStack.removeAll() }
+    }
+
+    /// Records an insert: undoing it removes the row (see `UndoAction.removeRows`).
+    /// Consecutive rows of one class are gathered here as plain numbers and become
+    /// one action when something else is recorded or the group closes.
+    func recordInsert(of rowID: UInt32, in entry: ClassEntry) {
+        guard isRecording else { return }
+        if openGroup == nil { startGroup(named: nil) }
+        if insertRunEntry === entry && insertRunLast != UInt32.max && insertRunLast + 1 == rowID {
+            insertRunLast = rowID
+            return
+        }
+        if !redoStack.isEmpty { redoStack.removeAll() }
+        flushInsertRun()
+        insertRunEntry = entry
+        insertRunFirst = rowID
+        insertRunLast = rowID
+    }
+
+    private func flushInsertRun() {
+        guard let entry = insertRunEntry else { return }
+        insertRunEntry = nil
+        openGroup?.actions.append(.removeRows(entry, insertRunFirst...insertRunLast))
     }
 
     /// Closes an implicit group (at a save). An explicit group stays open.
@@ -148,6 +177,7 @@ public final class StoreUndoManager {
 
     private func closeGroup() {
         guard let group = openGroup else { return }
+        flushInsertRun()
         openGroup = nil
         if !group.actions.isEmpty {
             undoStack.append(group)
@@ -168,7 +198,7 @@ public final class StoreUndoManager {
         var inverse: [UndoAction] = []
         inverse.reserveCapacity(group.actions.count)
         for action in group.actions.reversed() {
-            if let undo = try store.apply(action) { inverse.append(undo) }
+            try store.apply(action, inverses: &inverse)
         }
         store.postChange(cause)
         return UndoGroup(name: group.name, actions: inverse)

@@ -7,10 +7,11 @@ enum UndoAction {
     case restoreContent(StoredObject, [UInt8])
     /// Take `object` out of the store: redoes a delete.
     case remove(StoredObject)
-    /// Take the object of a row out of the store, the live instance or the one on
-    /// disk: undoes an insert without keeping every inserted object alive in the
-    /// undo history (a bulk import of a million objects would otherwise stay in memory).
-    case removeRow(ClassEntry, UInt32)
+    /// Take the objects of rows out of the store, the live instances or the ones on
+    /// disk, last row first: undoes inserts without keeping the inserted objects
+    /// alive in the undo history. Consecutive inserts of a class share one action,
+    /// so a bulk import of a million objects is one range, not a million entries.
+    case removeRows(ClassEntry, ClosedRange<UInt32>)
     /// Put `object` back into the store at its row, with `content`: undoes a delete (or redoes an insert).
     case restore(StoredObject, [UInt8])
 
@@ -18,7 +19,7 @@ enum UndoAction {
     var object: StoredObject? {
         switch self {
         case .restoreContent(let object, _), .remove(let object), .restore(let object, _): return object
-        case .removeRow: return nil
+        case .removeRows: return nil
         }
     }
 }
@@ -47,14 +48,23 @@ extension ObjectStore {
         return buffer.allBytes
     }
 
-    /// Applies `action` and returns the action that takes it back (`nil` when
-    /// there was nothing to do: the row is already gone).
-    func apply(_ action: UndoAction) throws -> UndoAction? {
-        if case .removeRow(let entry, let rowID) = action {
-            guard let object = try objectForUndo(entry, rowID: rowID) else { return nil }
-            return try apply(.remove(object))
+    /// Applies `action` and appends the actions that take it back to `inverses`
+    /// (nothing when there was nothing to do: the row is already gone).
+    func apply(_ action: UndoAction, inverses: inout [UndoAction]) throws {
+        if case .removeRows(let entry, let rows) = action {
+            for rowID in rows.reversed() {
+                if let object = try objectForUndo(entry, rowID: rowID), let inverse = try apply(.remove(object), to: object) {
+                    inverses.append(inverse)
+                }
+            }
+            return
         }
-        guard let object = action.object else { return nil }
+        guard let object = action.object, let inverse = try apply(action, to: object) else { return }
+        inverses.append(inverse)
+    }
+
+    /// Applies an action about one object and returns the action that takes it back.
+    private func apply(_ action: UndoAction, to object: StoredObject) throws -> UndoAction? {
         guard let entry = object.entry ?? entry(for: type(of: object)) else {
             throw CabinetError.classNotRegistered(className: String(describing: type(of: object)))
         }
@@ -78,8 +88,8 @@ extension ObjectStore {
             }
             notify(.deleted, object)
             return inverse
-        case .removeRow:
-            return nil
+        case .removeRows:
+            return nil   // rows, not one object: apply(_:inverses:) takes them one by one
         case .restore(_, let content):
             if object.entry == nil { entry.adopt(object) }
             try restore(content, into: object, entry: entry)
