@@ -28,14 +28,27 @@ open class StoredObject {
     // and save loop. An ObjectStore and its objects are confined to one thread,
     // and no access here overlaps another, so the dynamic exclusivity checks
     // (a runtime call per access) are turned off for these properties.
+    //
+    // It is 16 bytes, declared widest first: with Swift's 16-byte object header a
+    // StoredObject is 32 bytes, so a subclass with a String and a number (52
+    // bytes) fits malloc's 64-byte block instead of spilling into an 80-byte one.
+
+    // Unmanaged rather than unowned(unsafe): reading the latter makes a strong
+    // reference (a retain and a release), which the deinit of every object paid.
+    @exclusivity(unchecked) @usableFromInline var entryReference: Unmanaged<ClassEntry>?
 
     /// The object's row in its class's file: 0 until it is inserted, then
     /// fixed for its life (row IDs start at 2; row 1 holds the class metadata).
     @exclusivity(unchecked) public internal(set) var rowID: UInt32 = 0
 
-    /// `false` while the object is a fault whose content has not been read
-    /// from disk yet. New objects have content.
-    @exclusivity(unchecked) public internal(set) var hasContent: Bool = true
+    /// The undo group in which the object's state was last recorded (see ``StoreUndoManager``).
+    @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
+
+    /// What the next save must do with this object.
+    @exclusivity(unchecked) @usableFromInline var changeState: ChangeState = .clean
+
+    /// Whether the content is in memory, or why not.
+    @exclusivity(unchecked) @usableFromInline var contentState: ContentState = .loaded
 
     /// The store's bookkeeping for this object's class; `nil` while the object
     /// belongs to no store. Unretained: the store detaches its live objects when it closes.
@@ -43,18 +56,21 @@ open class StoredObject {
         get { entryReference?.takeUnretainedValue() }
         set { entryReference = newValue.map { Unmanaged.passUnretained($0) } }
     }
-    // Unmanaged rather than unowned(unsafe): reading the latter makes a strong
-    // reference (a retain and a release), which the deinit of every object paid.
-    @exclusivity(unchecked) @usableFromInline var entryReference: Unmanaged<ClassEntry>?
 
-    /// What the next save must do with this object.
-    @exclusivity(unchecked) @usableFromInline var changeState: ChangeState = .clean
+    /// `false` while the object is a fault whose content has not been read
+    /// from disk yet. New objects have content.
+    public internal(set) var hasContent: Bool {
+        @inlinable get { contentState == .loaded }
+        set { contentState = newValue ? .loaded : .fault }
+    }
 
     /// Set when loading the content failed, so that a property read does not retry on every access.
-    @exclusivity(unchecked) var contentLoadFailed = false
-
-    /// The undo group in which the object's state was last recorded.
-    @exclusivity(unchecked) @usableFromInline var undoStamp: UInt32 = 0
+    var contentLoadFailed: Bool {
+        get { contentState == .failed }
+        set {
+            if newValue { contentState = .failed } else if contentState == .failed { contentState = .fault }
+        }
+    }
 
     /// Creates an object that belongs to no store; ``ObjectStore/insert(_:)`` adds it.
     public required init() {}
@@ -115,6 +131,13 @@ open class StoredObject {
     final func storedPropertyWillChangeSlowPath() {
         entry?.store?.willUpdate(self)
     }
+}
+
+/// Whether an object's content is in memory: loaded (or new), a fault not read
+/// yet, or a fault whose record could not be read (not retried on every access).
+@usableFromInline
+enum ContentState: UInt8 {
+    case loaded, fault, failed
 }
 
 /// What a save must do with an object. `loading` marks an object whose content

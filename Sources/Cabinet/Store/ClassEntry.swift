@@ -10,7 +10,7 @@ final class ClassEntry {
     @exclusivity(unchecked) var metadata: ClassMetadata
     @exclusivity(unchecked) var metadataChanged = false
     /// The store's current undo group stamp (see `ObjectStore.setUndoStamp`).
-    @exclusivity(unchecked) @usableFromInline var undoStamp: UInt32 = 0
+    @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
 
     let live = UniquingTable()
     /// Objects to write or delete at the next save. An object is listed once

@@ -42,6 +42,8 @@ extension ObjectStore {
         if undoManager.isRecording {
             object.undoStamp = undoManager.currentStamp()
             undoManager.recordInsert(of: object.rowID, in: entry)
+        } else {
+            object.undoStamp = 0   // whatever it was is stale: its first change is recorded
         }
         notify(.inserted, object)
     }

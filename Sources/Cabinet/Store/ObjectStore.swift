@@ -62,7 +62,7 @@ public final class ObjectStore {
     /// ```
     public let undoManager = StoreUndoManager()
     /// The undo group stamp every class entry carries (0: not recording).
-    var undoStamp: UInt32 = 0
+    var undoStamp: UndoStamp = 0
     @exclusivity(unchecked) var observers: [(id: Int, handler: (StoreChange) -> Void)] = []
     var nextObserverID = 0
     /// Changes gathered during an undo or redo, posted together.
@@ -168,9 +168,17 @@ public final class ObjectStore {
 
     /// Gives every class entry the undo group stamp, so `@Stored` setters can tell
     /// with one compare whether an object was already recorded in this group.
-    func setUndoStamp(_ stamp: UInt32) {
+    func setUndoStamp(_ stamp: UndoStamp) {
         undoStamp = stamp
         for entry in entriesByName.values { entry.undoStamp = stamp }
+    }
+
+    /// Forgets every live object's stamp, when the stamps wrap around: a stamp
+    /// left from 65,535 groups ago must not pass for the new group's.
+    func clearUndoStamps() {
+        for entry in entriesByName.values {
+            entry.live.forEachObject { $0.undoStamp = 0 }
+        }
     }
 
     /// The classes registered so far.

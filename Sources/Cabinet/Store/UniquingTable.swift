@@ -90,6 +90,14 @@ final class UniquingTable {
         return result
     }
 
+    /// Calls `body` with each live object (which must not free any of them).
+    func forEachObject(_ body: (StoredObject) -> Void) {
+        for index in 0..<denseCount {
+            if let entry = dense[index] { body(entry.takeUnretainedValue()) }
+        }
+        for entry in sparse.values { body(entry.takeUnretainedValue()) }
+    }
+
     func removeAll() {
         dense.deallocate()
         dense = UnsafeMutablePointer.allocate(capacity: 0)

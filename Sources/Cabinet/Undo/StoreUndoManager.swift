@@ -48,7 +48,7 @@ public final class StoreUndoManager {
     @exclusivity(unchecked) private var nesting = 0
     @exclusivity(unchecked) private var isApplying = false
     /// Numbers the groups, so an object is snapshotted once per group.
-    @exclusivity(unchecked) private var stamp: UInt32 = 0
+    @exclusivity(unchecked) private(set) var stamp: UndoStamp = 0
     /// The inserts of the open group not yet in its actions: rows first...last of one class.
     @exclusivity(unchecked) private var insertRunEntry: ClassEntry?
     @exclusivity(unchecked) private var insertRunFirst: UInt32 = 0
@@ -127,7 +127,7 @@ public final class StoreUndoManager {
     var isRecording: Bool { isEnabled && !isApplying }
 
     /// The stamp of the group changes go into, opening an implicit group if needed.
-    func currentStamp() -> UInt32 {
+    func currentStamp() -> UndoStamp {
         if openGroup == nil { startGroup(named: nil) }
         return stamp
     }
@@ -170,9 +170,7 @@ public final class StoreUndoManager {
 
     private func startGroup(named name: String?) {
         openGroup = UndoGroup(name: name)
-        stamp &+= 1
-        if stamp == 0 { stamp = 1 }   // 0 means "not recording"
-        store?.setUndoStamp(isEnabled ? stamp : 0)
+        advanceStamp()
     }
 
     private func closeGroup() {
@@ -184,8 +182,16 @@ public final class StoreUndoManager {
             trim()
         }
         // Changes after this start a new group: a new stamp snapshots objects again.
+        advanceStamp()
+    }
+
+    private func advanceStamp() {
         stamp &+= 1
-        if stamp == 0 { stamp = 1 }
+        if stamp == 0 {
+            // 0 means "not recording". Wrapped around: no object may keep an old stamp.
+            stamp = 1
+            store?.clearUndoStamps()
+        }
         store?.setUndoStamp(isEnabled ? stamp : 0)
     }
 
@@ -209,3 +215,10 @@ public final class StoreUndoManager {
         undoStack.removeFirst(undoStack.count - levelsOfUndo)
     }
 }
+
+/// Numbers undo groups, so a `@Stored` setter can tell with one compare whether
+/// its object was already recorded in the current group. Two bytes keep
+/// `StoredObject` small; the store clears every live object's stamp when the
+/// numbers wrap around.
+@usableFromInline
+typealias UndoStamp = UInt16

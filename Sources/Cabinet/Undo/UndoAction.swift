@@ -92,6 +92,7 @@ extension ObjectStore {
             return nil   // rows, not one object: apply(_:inverses:) takes them one by one
         case .restore(_, let content):
             if object.entry == nil { entry.adopt(object) }
+            object.undoStamp = 0   // back from the history with a stale stamp: record its next change
             try restore(content, into: object, entry: entry)
             // Written in full at the next save, whether its row is still on disk or not.
             object.changeState = .updated
