@@ -156,6 +156,7 @@ final class TokyoCabinetTable: StorageTable {
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let hdb = try open()
+        if try TokyoCabinetFileScan.forEach(hdb, path: path, body) != .unsupported { return }
         // tchdbforeach is Tokyo Cabinet's fastest scan (no per-record copy into
         // an extensible string), and its position is its own, so a nested scan
         // of the same file cannot disturb it. Its callback is a C function, so
