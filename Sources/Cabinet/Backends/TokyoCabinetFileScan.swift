@@ -177,6 +177,6 @@ struct BlockReader {
 
     private func damaged(at offset: Int, _ what: String) -> CabinetError {
         .backendFailure(RecordLocation(file: path), operation: "iterate", code: Int32(TCERHEAD),
-                        message: "\(what) at offset \(offset); run `cabinet verify`, and restore from a backup or `cabinet compact` a copy")
+                        message: "invalid record header at offset \(offset) (\(what)); run `cabinet verify`, then restore a backup or `cabinet compact` a copy")
     }
 }
