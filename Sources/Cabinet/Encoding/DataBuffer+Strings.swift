@@ -9,8 +9,12 @@ extension DataBuffer {
     @usableFromInline
     mutating func writeCounted(_ source: UnsafeRawBufferPointer) {
         precondition(source.count <= Int(UInt32.max), "Cabinet: a String or Data over 4 GiB cannot be stored")
-        appendLittleEndian(UInt32(truncatingIfNeeded: source.count))
-        append(source)
+        // One capacity check for the count and the bytes.
+        reserveForWriting(4 &+ source.count)
+        let target = storage.unsafelyUnwrapped.pointer.advanced(by: writerIndex)
+        target.storeBytes(of: UInt32(truncatingIfNeeded: source.count).littleEndian, as: UInt32.self)
+        if let base = source.baseAddress { (target + 4).copyMemory(from: base, byteCount: source.count) }
+        writerIndex &+= 4 &+ source.count
     }
 
     /// Reads a length prefix and checks that that many bytes follow; returns where they start.
@@ -28,8 +32,13 @@ extension DataBuffer {
 
     /// Writes a String as its UTF-8 bytes with a UInt32 byte count in front.
     public mutating func writeString(_ value: String) {
-        var value = value
-        value.withUTF8 { writeCounted(UnsafeRawBufferPointer($0)) }
+        // A native string's UTF-8 is contiguous (small ones are copied to the stack);
+        // only a bridged or foreign string takes the copying path.
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { writeCounted(UnsafeRawBufferPointer($0)) }
+        if written == nil {
+            var value = value
+            value.withUTF8 { writeCounted(UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// Reads a String written by ``writeString(_:)``; an empty or nil string reads as `""`.

@@ -27,7 +27,9 @@ open class StoredObject {
     // The bookkeeping below is read and written for every object in every fetch
     // and save loop. An ObjectStore and its objects are confined to one thread,
     // and no access here overlaps another, so the dynamic exclusivity checks
-    // (a runtime call per access) are turned off for these properties.
+    // (a runtime call per access) are turned off for these properties. They are
+    // final so that code inlined into other modules (the `@Stored` accessors of
+    // every subclass) reads them directly instead of calling an accessor.
     //
     // It is 16 bytes, declared widest first: with Swift's 16-byte object header a
     // StoredObject is 32 bytes, so a subclass with a String and a number (52
@@ -35,37 +37,37 @@ open class StoredObject {
 
     // Unmanaged rather than unowned(unsafe): reading the latter makes a strong
     // reference (a retain and a release), which the deinit of every object paid.
-    @exclusivity(unchecked) @usableFromInline var entryReference: Unmanaged<ClassEntry>?
+    @exclusivity(unchecked) @usableFromInline final var entryReference: Unmanaged<ClassEntry>?
 
     /// The object's row in its class's file: 0 until it is inserted, then
     /// fixed for its life (row IDs start at 2; row 1 holds the class metadata).
-    @exclusivity(unchecked) public internal(set) var rowID: UInt32 = 0
+    @exclusivity(unchecked) public internal(set) final var rowID: UInt32 = 0
 
     /// The undo group in which the object's state was last recorded (see ``StoreUndoManager``).
-    @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
+    @exclusivity(unchecked) @usableFromInline final var undoStamp: UndoStamp = 0
 
     /// What the next save must do with this object.
-    @exclusivity(unchecked) @usableFromInline var changeState: ChangeState = .clean
+    @exclusivity(unchecked) @usableFromInline final var changeState: ChangeState = .clean
 
     /// Whether the content is in memory, or why not.
-    @exclusivity(unchecked) @usableFromInline var contentState: ContentState = .loaded
+    @exclusivity(unchecked) @usableFromInline final var contentState: ContentState = .loaded
 
     /// The store's bookkeeping for this object's class; `nil` while the object
     /// belongs to no store. Unretained: the store detaches its live objects when it closes.
-    @usableFromInline var entry: ClassEntry? {
+    @usableFromInline final var entry: ClassEntry? {
         get { entryReference?.takeUnretainedValue() }
         set { entryReference = newValue.map { Unmanaged.passUnretained($0) } }
     }
 
     /// `false` while the object is a fault whose content has not been read
     /// from disk yet. New objects have content.
-    public internal(set) var hasContent: Bool {
+    public internal(set) final var hasContent: Bool {
         @inlinable get { contentState == .loaded }
         set { contentState = newValue ? .loaded : .fault }
     }
 
     /// Set when loading the content failed, so that a property read does not retry on every access.
-    var contentLoadFailed: Bool {
+    final var contentLoadFailed: Bool {
         get { contentState == .failed }
         set {
             if newValue { contentState = .failed } else if contentState == .failed { contentState = .fault }
