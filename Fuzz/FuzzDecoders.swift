@@ -1,7 +1,8 @@
-// libFuzzer entry point for Cabinet's decoders (`make fuzz`). Compiled into one
-// module with the library's sources, so it reaches the same decode path a fetch
-// uses. Every input must end in a value or a thrown CabinetError; anything else
-// (a trap, a sanitizer report) is a finding.
+// libFuzzer entry point for Cabinet's decoders and for its reader of Tokyo
+// Cabinet's record region (`make fuzz`). Compiled into one module with the
+// library's sources, so it reaches the same decode paths a fetch and a scan use.
+// Every input must end in a value or a thrown CabinetError; anything else (a
+// trap, a sanitizer report) is a finding.
 import Foundation
 
 final class FuzzSong: StoredObject {
@@ -56,5 +57,14 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     _ = try? ClassMetadata(bytes: bytes, location: RecordLocation(file: "fuzz"))
     _ = try? SaveJournal.replay(Array(bytes), location: RecordLocation(file: "fuzz")) { _, _, _ in }
+    // The input as the record region of a Tokyo Cabinet file, read as whole-file scans read it.
+    for (bigEndian, wideOffsets) in [(true, false), (false, true)] {
+        let reader = BlockReader(file: bytes, bigEndian: bigEndian, wideOffsets: wideOffsets, path: "fuzz")
+        var offset = 0
+        while offset < bytes.count, let block = try? reader.block(at: offset) {
+            if let record = block.record { _ = record.key.last; _ = record.value.last }
+            offset += block.size
+        }
+    }
     return 0
 }
