@@ -2,7 +2,8 @@ import Cabinet
 import CTokyoCabinet
 import Foundation
 
-/// The physical floor: the same records Cabinet writes (4-byte row keys, a
+/// The floor for writes (for scans, Cabinet reads the file itself and can be
+/// faster than this API): the same records Cabinet writes (4-byte row keys, a
 /// version byte, the same field bytes), written and read through Tokyo
 /// Cabinet's C API directly, in one transaction per file as Cabinet saves.
 public enum RawTokyoCabinetEngine: Engine {
