@@ -79,6 +79,16 @@ import Testing
         }
     }
 
+    /// A filled database file named "Scan", closed, and where its record region starts.
+    private func filledClosedFile() throws -> (TemporaryDirectory, firstRecord: Int) {
+        let directory = try TemporaryDirectory()
+        let hdb = openDatabase(directory.path + "/Scan")
+        fill(hdb)
+        let firstRecord = Int(hdb.pointee.frec)
+        close(hdb)
+        return (directory, firstRecord)
+    }
+
     @Test(arguments: [(Int8(2), UInt8(0)), (Int8(4), UInt8(0)), (Int8(0), UInt8(0)), (Int8(4), UInt8(HDBTLARGE))])
     func readsWhatTokyoCabinetsOwnScanReadsInTheSameOrder(_ tuning: (Int8, UInt8)) throws {
         let directory = try TemporaryDirectory()
@@ -137,12 +147,8 @@ import Testing
     }
 
     @Test func aDamagedBlockHeaderIsAnErrorNamingTheFileAndOffset() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, firstRecord) = try filledClosedFile()
         let path = directory.path + "/Scan"
-        let hdb = openDatabase(path)
-        fill(hdb)
-        let firstRecord = Int(hdb.pointee.frec)
-        close(hdb)
         let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try file.seek(toOffset: UInt64(firstRecord))
         try file.write(contentsOf: [0x41])
@@ -162,12 +168,8 @@ import Testing
     /// Random damage anywhere in the record region: every scan ends, with the
     /// records it could read or with an error, and nothing reads out of bounds.
     @Test func randomDamageEndsInRecordsOrAnErrorNeverACrash() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, firstRecord) = try filledClosedFile()
         let path = directory.path + "/Scan"
-        let hdb = openDatabase(path)
-        fill(hdb)
-        let firstRecord = Int(hdb.pointee.frec)
-        close(hdb)
         let pristine = try Data(contentsOf: URL(fileURLWithPath: path))
         var generator = SystemRandomNumberGenerator()
         var errors = 0

@@ -110,9 +110,9 @@ struct BlockReader {
     @inline(__always)
     func block(at offset: Int) throws -> Block {
         var cursor = offset
-        let magic = try byte(&cursor, at: offset)
+        let magic = try number(UInt8.self, &cursor, at: offset)
         if magic == TokyoCabinetFileScan.freeBlockMagic {
-            let size = Int(try uint32(&cursor, at: offset))
+            let size = Int(try number(UInt32.self, &cursor, at: offset))
             guard size > 0, size <= file.count - offset else {
                 throw damaged(at: offset, "a free block of \(size) bytes")
             }
@@ -122,7 +122,7 @@ struct BlockReader {
             throw damaged(at: offset, "a block that starts with byte \(magic), neither a record nor a free block")
         }
         cursor += 1 + (wideOffsets ? 16 : 8)   // the hash byte and the two chain offsets
-        let padding = Int(try uint16(&cursor, at: offset))
+        let padding = Int(try number(UInt16.self, &cursor, at: offset))
         let keySize = try varint(&cursor, at: offset)
         let valueSize = try varint(&cursor, at: offset)
         let keyStart = cursor
@@ -136,27 +136,14 @@ struct BlockReader {
                               UnsafeRawBufferPointer(rebasing: file[valueStart..<(valueStart + valueSize)])))
     }
 
+    /// A number of `T`'s width at `cursor`, in the file's byte order.
     @inline(__always)
-    private func byte(_ cursor: inout Int, at block: Int) throws -> UInt8 {
-        guard cursor < file.count else { throw damaged(at: block, "a block header cut short by the end of the file") }
-        defer { cursor += 1 }
-        return file[cursor]
-    }
-
-    @inline(__always)
-    private func uint16(_ cursor: inout Int, at block: Int) throws -> UInt16 {
-        guard cursor <= file.count - 2 else { throw damaged(at: block, "a block header cut short by the end of the file") }
-        defer { cursor += 2 }
-        let raw = file.loadUnaligned(fromByteOffset: cursor, as: UInt16.self)
-        return bigEndian ? UInt16(bigEndian: raw) : UInt16(littleEndian: raw)
-    }
-
-    @inline(__always)
-    private func uint32(_ cursor: inout Int, at block: Int) throws -> UInt32 {
-        guard cursor <= file.count - 4 else { throw damaged(at: block, "a block header cut short by the end of the file") }
-        defer { cursor += 4 }
-        let raw = file.loadUnaligned(fromByteOffset: cursor, as: UInt32.self)
-        return bigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw)
+    private func number<T: FixedWidthInteger>(_: T.Type, _ cursor: inout Int, at block: Int) throws -> T {
+        let size = MemoryLayout<T>.size
+        guard cursor <= file.count - size else { throw damaged(at: block, "a block header cut short by the end of the file") }
+        defer { cursor += size }
+        let raw = file.loadUnaligned(fromByteOffset: cursor, as: T.self)
+        return bigEndian ? T(bigEndian: raw) : T(littleEndian: raw)
     }
 
     /// Tokyo Cabinet's variable-length size: 7 bits per byte, least significant
@@ -167,7 +154,7 @@ struct BlockReader {
         var value = 0
         var shift = 0
         while true {
-            let byte = try self.byte(&cursor, at: block)
+            let byte = try number(UInt8.self, &cursor, at: block)
             if byte < 0x80 { return value | Int(byte) << shift }
             value |= Int(255 - byte) << shift
             shift += 7

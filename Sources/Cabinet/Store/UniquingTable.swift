@@ -83,10 +83,7 @@ final class UniquingTable {
     func allObjects() -> [StoredObject] {
         var result: [StoredObject] = []
         result.reserveCapacity(count)
-        for index in 0..<denseCount {
-            if let entry = dense[index] { result.append(entry.takeUnretainedValue()) }
-        }
-        for entry in sparse.values { result.append(entry.takeUnretainedValue()) }
+        forEachObject { result.append($0) }
         return result
     }
 
