@@ -44,7 +44,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     public let path: String
     public let options: Options
     private var lock: StoreLock?
-    private var tables: [String: TokyoCabinetTable] = [:]
+    var tables: [String: TokyoCabinetTable] = [:]
 
     /// Opens (creating if missing) the store directory at `directory` and locks it.
     ///
@@ -66,6 +66,13 @@ public final class TokyoCabinetBackend: StorageBackend {
             }
         }
         lock = try StoreLock(directory: directory, shared: options.readOnly)
+        do {
+            try finishRestore()
+            if !options.readOnly { try TokyoCabinetBackend.tidyLeftovers(in: directory) }
+        } catch {
+            close()
+            throw error
+        }
     }
 
     deinit {
@@ -80,14 +87,12 @@ public final class TokyoCabinetBackend: StorageBackend {
     public func openTable(named name: String) throws -> any StorageTable {
         if let table = tables[name] { return table }
         guard lock != nil else { throw CabinetError.storeClosed(path: path) }
-        let table = try TokyoCabinetTable(path: filePath(forTable: name), options: options)
+        if !options.readOnly && !DirectoryFiles.exists(filePath(forTable: name)) {
+            try TokyoCabinetTable.create(directory: path, name: name, options: options)
+        }
+        let table = try TokyoCabinetTable(directory: path, name: name, options: options)
         tables[name] = table
         return table
-    }
-
-    /// Closes one table's file (before it is replaced).
-    func closeTable(named name: String) {
-        tables.removeValue(forKey: name)?.close()
     }
 
     /// Tokyo Cabinet files in the directory: regular files whose first bytes are
@@ -102,7 +107,8 @@ public final class TokyoCabinetBackend: StorageBackend {
         // Never open and close a file this process has open: closing any descriptor of a
         // file drops all of the process's fcntl locks on it, Tokyo Cabinet's included.
         return names.filter { name in
-            !name.hasPrefix(".") && (tables[name] != nil || TokyoCabinetTable.hasMagic(atPath: filePath(forTable: name)))
+            !name.hasPrefix(".") && !TokyoCabinetBackend.isLeftover(name)
+                && (tables[name] != nil || TokyoCabinetTable.hasMagic(atPath: filePath(forTable: name)))
         }.sorted()
     }
 

@@ -32,42 +32,81 @@ private final class Scan {
 }
 
 /// One Tokyo Cabinet hash database file.
+///
+/// Tokyo Cabinet marks a handle "fatal" after any failed write (a full disk, an
+/// I/O error) and refuses every later write through it. So after a failure the
+/// table closes and reopens its file: the reopen rolls back, from Tokyo
+/// Cabinet's write-ahead log, whatever the failed transaction had written, and
+/// a later save can try again. If the reopen itself fails, the next operation
+/// tries once more.
 final class TokyoCabinetTable: StorageTable {
     /// The first bytes of every Tokyo Cabinet database file.
     static let magic = Array("ToKyO CaBiNeT\n".utf8)
 
     let path: String
-    let readOnly: Bool
-    private var handle: UnsafeMutablePointer<TCHDB>?
+    /// The store directory and the table's name in it.
+    let directory: String
+    let name: String
+    let options: TokyoCabinetBackend.Options
+    var readOnly: Bool { options.readOnly }
+    /// `nil` after ``close()``, or while a reopen after a failure has not succeeded.
+    var handle: UnsafeMutablePointer<TCHDB>?
+    private var isClosed = false
     /// Reused for single reads, so a fault costs no allocation.
     private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity = 1024
 
-    init(path: String, options: TokyoCabinetBackend.Options) throws {
-        self.path = path
-        readOnly = options.readOnly
-        guard let hdb = tchdbnew() else {
-            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
-        }
-        _ = tchdbtune(hdb, options.bucketCount, options.alignmentPower, options.freeBlockPoolPower, 0)
-        _ = tchdbsetxmsiz(hdb, options.mappedSize)
-        if options.readOnly && !FileManager.default.fileExists(atPath: path) {
-            throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
-        }
-        var mode = options.readOnly ? Int32(HDBOREADER | HDBOLCKNB) : Int32(HDBOREADER | HDBOWRITER | HDBOCREAT | HDBOLCKNB)
-        if options.syncOnCommit { mode |= Int32(HDBOTSYNC) }
-        guard tchdbopen(hdb, path, mode) else {
-            let code = tchdbecode(hdb)
-            tchdbdel(hdb)
-            throw TokyoCabinetTable.openError(path: path, code: code)
-        }
-        handle = hdb
+    init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
+        self.directory = directory
+        self.name = name
+        self.path = directory + "/" + name
+        self.options = options
+        handle = try TokyoCabinetTable.openHandle(path: path, options: options)
         scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
     }
 
     deinit {
         close()
         scratch.deallocate()
+    }
+
+    /// A new handle on the existing file at `path`.
+    static func openHandle(path: String, options: TokyoCabinetBackend.Options) throws -> UnsafeMutablePointer<TCHDB> {
+        if options.readOnly && !DirectoryFiles.exists(path) {
+            throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
+        }
+        let mode = options.readOnly ? Int32(HDBOREADER | HDBOLCKNB) : Int32(HDBOREADER | HDBOWRITER | HDBOLCKNB)
+        return try openHandle(path: path, mode: mode, options: options, tuning: nil)
+    }
+
+    /// A handle opened with `mode` (plus `HDBOTSYNC` when asked); `tuning` for files it creates.
+    static func openHandle(path: String, mode: Int32, options: TokyoCabinetBackend.Options,
+                           tuning: (buckets: Int64, alignment: Int8, pool: Int8, flags: UInt8)?) throws -> UnsafeMutablePointer<TCHDB> {
+        guard let hdb = tchdbnew() else {
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
+        }
+        let tuning = tuning ?? (options.bucketCount, options.alignmentPower, options.freeBlockPoolPower, 0)
+        _ = tchdbtune(hdb, tuning.buckets, tuning.alignment, tuning.pool, tuning.flags)
+        _ = tchdbsetxmsiz(hdb, options.mappedSize)
+        let syncMode = options.syncOnCommit && !options.readOnly ? Int32(HDBOTSYNC) : 0
+        guard tchdbopen(hdb, path, mode | syncMode) else {
+            let code = tchdbecode(hdb)
+            tchdbdel(hdb)
+            throw TokyoCabinetTable.openError(path: path, code: code)
+        }
+        return hdb
+    }
+
+    /// Closes `hdb`; returns the error if Tokyo Cabinet could not write its last changes.
+    @discardableResult
+    static func closeHandle(_ hdb: UnsafeMutablePointer<TCHDB>, path: String) -> CabinetError? {
+        var error: CabinetError?
+        if !tchdbclose(hdb) {
+            let code = tchdbecode(hdb)
+            error = .backendFailure(RecordLocation(file: path), operation: "close", code: code, message: String(cString: tchdberrmsg(code)))
+        }
+        tchdbdel(hdb)
+        return error
     }
 
     private static func openError(path: String, code: Int32) -> CabinetError {
@@ -91,16 +130,33 @@ final class TokyoCabinetTable: StorageTable {
         return Array(head) == magic
     }
 
-    private func failure(_ operation: String) -> CabinetError {
+    func failure(_ operation: String) -> CabinetError {
         guard let handle else { return .storeClosed(path: path) }
         let code = tchdbecode(handle)
         return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: String(cString: tchdberrmsg(code)))
     }
 
-    private func open() throws -> UnsafeMutablePointer<TCHDB> {
-        guard let handle else { throw CabinetError.storeClosed(path: path) }
-        return handle
+    /// The open handle; after a failure whose reopen did not succeed, reopens the file now.
+    func open() throws -> UnsafeMutablePointer<TCHDB> {
+        if let handle { return handle }
+        guard !isClosed else { throw CabinetError.storeClosed(path: path) }
+        let reopened = try TokyoCabinetTable.openHandle(path: path, options: options)
+        handle = reopened
+        return reopened
     }
+
+    /// Closes and reopens the file after Tokyo Cabinet marked the handle fatal (or
+    /// a commit failed): closing rolls back an open transaction, and opening
+    /// rolls back from the write-ahead log whatever the close could not.
+    func reopenAfterFailure() {
+        guard let hdb = handle else { return }
+        handle = nil
+        TokyoCabinetTable.closeHandle(hdb, path: path)
+        handle = try? TokyoCabinetTable.openHandle(path: path, options: options)
+    }
+
+    /// Whether Tokyo Cabinet refuses further writes through the handle.
+    private var isFatal: Bool { handle?.pointee.fatal ?? false }
 
     var recordCount: Int {
         guard let handle else { return 0 }
@@ -142,6 +198,10 @@ final class TokyoCabinetTable: StorageTable {
 
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
         let hdb = try open()
+        // Tokyo Cabinet takes sizes as Int32; a larger value must not wrap around.
+        guard value.count <= StorageLimits.largestValue, key.count <= StorageLimits.largestValue else {
+            throw CabinetError.valueTooLarge(RecordLocation(file: path), size: max(value.count, key.count), limit: StorageLimits.largestValue)
+        }
         guard tchdbput(hdb, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(scratch), Int32(value.count)) else {
             throw failure("write")
         }
@@ -187,57 +247,35 @@ final class TokyoCabinetTable: StorageTable {
         }
     }
 
-    /// Grows the bucket array before it is overfilled: a hash file keeps the bucket
-    /// count it was created with, and with several records per bucket every write
-    /// walks a chain. Rebuilding is cheap while the file is small (a store that
-    /// grows by saves doubles its buckets, so the rebuilds cost O(n) in all).
-    func reserveCapacity(_ records: Int) throws {
-        let hdb = try open()
-        let buckets = Int(tchdbbnum(hdb))
-        guard records > buckets * TokyoCabinetTable.recordsPerBucketBeforeGrowing else { return }
-        // One bucket per two records: short chains, and half the bucket array's bytes on disk.
-        let target = max(records / 2, buckets * 2)
-        guard tchdboptimize(hdb, Int64(target), -1, -1, UInt8.max) else { throw failure("grow buckets") }
-    }
-
-    /// Tokyo Cabinet's optimize: the file is rewritten without free blocks, with
-    /// buckets for twice its records (written to a temporary file, then renamed).
-    func compact() throws {
-        let hdb = try open()
-        guard tchdboptimize(hdb, 0, -1, -1, UInt8.max) else { throw failure("compact") }
-    }
-
-    /// How full the buckets may get before ``reserveCapacity(_:)`` rebuilds the file.
-    static let recordsPerBucketBeforeGrowing = 3
-
-    /// The file's bucket count.
-    var bucketCount: Int {
-        guard let handle else { return 0 }
-        return Int(tchdbbnum(handle))
-    }
-
     func beginTransaction() throws {
         if readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
+        if isFatal { reopenAfterFailure() }
         guard tchdbtranbegin(try open()) else { throw failure("begin transaction") }
     }
 
     func commitTransaction() throws {
-        guard tchdbtrancommit(try open()) else { throw failure("commit") }
+        let hdb = try open()
+        guard tchdbtrancommit(hdb) else {
+            // A commit that failed is not a commit: the write-ahead log still holds
+            // the old pages, and reopening puts them back.
+            let error = failure("commit")
+            reopenAfterFailure()
+            throw error
+        }
     }
 
     func abortTransaction() throws {
-        guard tchdbtranabort(try open()) else { throw failure("abort transaction") }
-    }
-
-    /// Copies the file to `destination` while holding its lock: a consistent snapshot.
-    func copy(to destination: String) throws {
-        guard tchdbcopy(try open(), destination) else { throw failure("copy") }
+        let hdb = try open()
+        let aborted = tchdbtranabort(hdb)
+        let error = aborted ? nil : failure("abort transaction")
+        if !aborted || isFatal { reopenAfterFailure() }
+        if let error { throw error }
     }
 
     func close() {
+        isClosed = true
         guard let handle else { return }
-        _ = tchdbclose(handle)
-        tchdbdel(handle)
         self.handle = nil
+        TokyoCabinetTable.closeHandle(handle, path: path)
     }
 }

@@ -9,12 +9,18 @@ extension ObjectStore {
     /// try store.backup(to: "/var/backups/music-2026-11-22")
     /// ```
     /// Every table is copied record by record into fresh Tokyo Cabinet files (so
-    /// the copy is also compacted); unsaved changes are not in it. Works for
-    /// in-memory stores too. `destination` must not exist or be empty.
+    /// the copy is also compacted), with the store's format marker; unsaved
+    /// changes are not in it. Works for in-memory stores too. `destination` must
+    /// not exist or be empty.
+    ///
+    /// The copy is written beside `destination` under a hidden name
+    /// (`.NAME.cabinet-partial`) and renamed into place when it is complete, so a
+    /// backup that was interrupted leaves no directory at `destination` that
+    /// could pass for a backup.
     public func backup(to destination: String) throws {
         try checkOpen()
         if journalAwaitsReplay { try recoverInterruptedSave() }
-        try ObjectStore.copyTables(from: backend, toNewStoreAt: destination)
+        try StoreCopy.copy(from: backend, format: recordFormat, toNewStoreAt: destination)
     }
 
     /// Replaces the store at `path` with the backup at `backup` (made by
@@ -24,61 +30,29 @@ extension ObjectStore {
     /// ```swift
     /// try ObjectStore.restore(from: "/var/backups/music-2026-11-22", to: "/tmp/music")
     /// ```
-    /// The store's files are replaced one after another; if the restore fails
-    /// part way (a full disk), the store is incomplete: run it again.
+    /// All or nothing: the backup is first copied into a hidden folder inside the
+    /// store, and only once the copy is whole are its files moved into place. If
+    /// the restore is interrupted after that point, the next open of the store
+    /// finishes it; before it, the store is as it was.
     public static func restore(from backup: String, to path: String) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CabinetError.cannotAccessDirectory(path: backup, reason: "there is no backup directory there")
-        }
-        let source = try TokyoCabinetBackend(directory: backup)
-        guard try !source.tableNames().isEmpty else {
-            source.close()
-            throw CabinetError.cannotAccessDirectory(path: backup, reason: "it holds no Tokyo Cabinet files, so it is not a backup")
-        }
-        defer { source.close() }
-        let target = try TokyoCabinetBackend(directory: path)
-        defer { target.close() }
-        // Tables the backup does not have go; the others are replaced record for record.
-        for name in try target.tableNames() {
-            target.closeTable(named: name)
-            try? FileManager.default.removeItem(atPath: target.filePath(forTable: name))
-            try? FileManager.default.removeItem(atPath: target.filePath(forTable: name) + ".wal")
-        }
-        try target.removeJournal()
-        try copyTables(from: source, to: target)
+        try StoreCopy.restore(from: backup, to: path)
     }
 
-    /// Rebuilds every file of the store without its free space (Tokyo Cabinet's
-    /// optimize), for `cabinet compact`. The store must be saved first.
+    /// Rebuilds every file of the store without its free space, for `cabinet
+    /// compact`. The store must be saved first.
+    ///
+    /// ```swift
+    /// try store.save()
+    /// try store.compact()
+    /// ```
+    /// Each file is rewritten beside the old one and renamed over it, so at every
+    /// instant the store holds each class's old file or its new one, whole.
     public func compact() throws {
         try checkOpen()
         guard !hasUnsavedChanges else { throw CabinetError.unsavedChanges(className: "the store") }
+        if journalAwaitsReplay { try recoverInterruptedSave() }
         for name in try backend.tableNames() {
             try backend.openTable(named: name).compact()
-        }
-    }
-
-    static func copyTables(from source: any StorageBackend, toNewStoreAt destination: String) throws {
-        if let existing = try? FileManager.default.contentsOfDirectory(atPath: destination), !existing.isEmpty {
-            throw CabinetError.cannotAccessDirectory(path: destination, reason: "a backup needs a new or empty directory")
-        }
-        let target = try TokyoCabinetBackend(directory: destination)
-        defer { target.close() }
-        try copyTables(from: source, to: target)
-    }
-
-    static func copyTables(from source: any StorageBackend, to target: any StorageBackend) throws {
-        for name in try source.tableNames() {
-            let from = try source.openTable(named: name)
-            let to = try target.openTable(named: name)
-            try to.reserveCapacity(from.recordCount)
-            try to.transaction {
-                try from.forEach { key, value in
-                    try to.setValue(value, forKey: key)
-                    return true
-                }
-            }
         }
     }
 }

@@ -83,13 +83,26 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidName(String)
     /// The store was closed.
     case storeClosed(path: String)
+    /// A record or named buffer is larger than the backend can store.
+    case valueTooLarge(RecordLocation, size: Int, limit: Int)
+    /// A save's changes are committed (in the store's journal) but could not all
+    /// be written to the class files yet; the next save, or the next open,
+    /// finishes writing them. The objects count as saved.
+    case saveNotFinished(path: String, reason: String)
+    /// The store's catalog lists a class file that is not there.
+    case missingClassFile(RecordLocation, classID: UInt8?)
+    /// A stored name would collide with a file the store uses for something else.
+    case invalidStoredName(className: String, name: String, reason: String)
+    /// A directory is not a complete store or backup (a copy that was interrupted, or no store at all).
+    case notAStore(path: String, reason: String)
 
     /// The location involved, when the error concerns stored data.
     public var location: RecordLocation? {
         switch self {
         case .notADatabase(let l, _), .backendFailure(let l, _, _, _), .truncatedRecord(let l, _, _, _),
              .malformedRecord(let l, _), .malformedMetadata(let l, _), .checksumMismatch(let l, _), .newerVersion(let l, _, _),
-             .unknownClassID(let l, _), .missingRecord(let l), .referenceToUninsertedObject(let l, _), .unloadedObjectModified(let l):
+             .unknownClassID(let l, _), .missingRecord(let l), .referenceToUninsertedObject(let l, _), .unloadedObjectModified(let l),
+             .valueTooLarge(let l, _, _), .missingClassFile(let l, _):
             return l
         default:
             return nil
@@ -143,6 +156,17 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Cabinet: the store '\(path)' is open read-only: \(reason). Open it without readOnly to change it."
         case .storeClosed(let path):
             return "Cabinet: the store '\(path)' is closed. Open it again with ObjectStore(path:)."
+        case .valueTooLarge(let l, let size, let limit):
+            return "Cabinet: the value for \(l) is \(size) bytes, more than the \(limit) a record can hold. Nothing was written; split the data over several objects or named buffers."
+        case .saveNotFinished(let path, let reason):
+            return "Cabinet: the save is committed to the store '\(path)' (its journal holds every change), but writing it to the class files failed: \(reason). The objects count as saved; the next save, or the next open of the store, finishes writing them."
+        case .missingClassFile(let l, let classID):
+            let id = classID.map { " (class ID \($0))" } ?? ""
+            return "Cabinet: \(l) is missing: the store's catalog lists the class\(id), but its file is gone. Opening it empty would lose its objects and break references to them; restore the file from a backup (`cabinet restore`), or put it back where it was."
+        case .invalidStoredName(let className, let name, let reason):
+            return "Cabinet: cannot register \(className): its stored name '\(name)' \(reason). Give the class another storedName."
+        case .notAStore(let path, let reason):
+            return "Cabinet: '\(path)' is not a complete Cabinet store: \(reason)."
         }
     }
 }

@@ -9,7 +9,8 @@ extension ObjectStore {
     /// try store.setNamedBuffer(favorites, forName: "Favorite")
     /// try store.save()
     /// ```
-    /// Throws ``CabinetError/invalidName(_:)`` for an empty or over-long name, and
+    /// Throws ``CabinetError/invalidName(_:)`` for an empty or over-long name,
+    /// ``CabinetError/valueTooLarge(_:size:limit:)`` for a buffer over 2 GiB, and
     /// ``CabinetError/referenceToUninsertedObject(_:targetClass:)`` if the buffer
     /// refers to an object that was never inserted.
     public func setNamedBuffer(_ buffer: DataBuffer, forName name: String) throws {
@@ -20,6 +21,9 @@ extension ObjectStore {
         }
         var stored = buffer
         stored.appendTrailer(for: recordFormat)
+        guard stored.count <= StorageLimits.largestValue else {
+            throw CabinetError.valueTooLarge(namedBufferLocation(name), size: stored.count, limit: StorageLimits.largestValue)
+        }
         pendingNamedBuffers[name] = .some(stored.allBytes)
     }
 

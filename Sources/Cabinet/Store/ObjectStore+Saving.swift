@@ -88,19 +88,49 @@ extension ObjectStore {
             journal.record(table: namedBuffers, key: key, value: value)
         }
         let bytes = journal.encoded()
+        guard bytes.count <= StorageLimits.largestValue else {
+            throw CabinetError.valueTooLarge(RecordLocation(file: path + "/" + TokyoCabinetBackend.journalFileName),
+                                             size: bytes.count, limit: StorageLimits.largestValue)
+        }
         try backend.writeJournal(bytes)
-        // From here the save is decided: if applying fails, the journal stays and
-        // the next save or the next open finishes it.
-        journalAwaitsReplay = true
-        try applyJournal(bytes)
-        try backend.removeJournal()
-        journalAwaitsReplay = false
+        // From here the journal is the save: it is replayed at the next open if need be.
+        do {
+            try applyJournal(bytes)
+        } catch let failure as JournalApplyFailure {
+            try undecideJournal(after: failure, entries: entries)
+        }
+        do {
+            try backend.removeJournal()
+        } catch {
+            // Every file has the save: the journal only repeats it. Replaying it is
+            // harmless, and the next save (or open) removes it first.
+            journalAwaitsReplay = true
+        }
     }
 
-    /// Replays a journal into its tables, one transaction per table.
-    func applyJournal(_ bytes: [UInt8]) throws {
+    /// After applying a journal failed: if no file took any of it, the journal is
+    /// removed and the save throws with nothing written (the changes stay
+    /// pending). If some file committed its part, or the journal cannot be
+    /// removed, the save is decided: memory counts it as saved and the error says
+    /// the next save or open finishes it.
+    private func undecideJournal(after failure: JournalApplyFailure, entries: [ClassEntry]) throws {
+        if failure.committedTables == 0, (try? backend.removeJournal()) != nil {
+            throw failure.error
+        }
+        journalAwaitsReplay = true
+        finishSave(entries)
+        pendingNamedBuffers.removeAll()
+        throw CabinetError.saveNotFinished(path: path, reason: "\(failure.error)")
+    }
+
+    /// Replays a journal into its tables, one transaction per table; returns how
+    /// many tables committed. On failure throws a ``JournalApplyFailure`` that
+    /// says how many had committed before it.
+    @discardableResult
+    func applyJournal(_ bytes: [UInt8]) throws -> Int {
         var tables: [String: any StorageTable] = [:]
         var begun: [any StorageTable] = []
+        var committed = 0
         do {
             let location = RecordLocation(file: path + "/" + TokyoCabinetBackend.journalFileName)
             try SaveJournal.replay(bytes, location: location) { name, key, value in
@@ -115,11 +145,15 @@ extension ObjectStore {
                 }
                 try table.apply(value, forKey: key)
             }
-            for table in begun { try table.commitTransaction() }
+            for table in begun {
+                try table.commitTransaction()
+                committed += 1
+            }
         } catch {
-            for table in begun { try? table.abortTransaction() }
-            throw error
+            for table in begun[committed...] { try? table.abortTransaction() }
+            throw JournalApplyFailure(error: error, committedTables: committed)
         }
+        return committed
     }
 
     /// Finishes a save a crash (or a failed write) interrupted, from its journal.
@@ -128,7 +162,11 @@ extension ObjectStore {
             journalAwaitsReplay = false
             return
         }
-        try applyJournal(bytes)
+        do {
+            try applyJournal(bytes)
+        } catch let failure as JournalApplyFailure {
+            throw failure.error
+        }
         try backend.removeJournal()
         journalAwaitsReplay = false
     }
@@ -181,6 +219,9 @@ extension ObjectStore {
             throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
         }
         buffer.appendTrailer(for: recordFormat)
+        if buffer.count > StorageLimits.largestValue {
+            throw CabinetError.valueTooLarge(entry.location(row: object.rowID), size: buffer.count, limit: StorageLimits.largestValue)
+        }
     }
 
     /// After a commit: saved objects become clean, deleted ones leave the store.
@@ -192,4 +233,10 @@ extension ObjectStore {
             entry.discardChanges()
         }
     }
+}
+
+/// Applying a journal failed after `committedTables` of its tables had committed their part.
+struct JournalApplyFailure: Error {
+    let error: any Error
+    let committedTables: Int
 }

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Files an interrupted operation leaves in a store directory, and how a writer
+/// tidies them when it opens the store.
+extension TokyoCabinetBackend {
+    /// Whether `name` is a file Tokyo Cabinet keeps beside a class file, never a class of its own:
+    /// its write-ahead log (`Song.wal`) or a temporary of its optimize (`Song.tmp.<n>`).
+    static func isLeftover(_ name: String) -> Bool {
+        name.hasSuffix(".wal") || optimizeTemporaryBase(name) != nil
+    }
+
+    /// For `Song.tmp.<digits>`, the name of the file it was rebuilding (`Song`).
+    static func optimizeTemporaryBase(_ name: String) -> String? {
+        guard let range = name.range(of: ".tmp.", options: .backwards) else { return nil }
+        let digits = name[range.upperBound...]
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
+        let base = String(name[..<range.lowerBound])
+        return base.isEmpty ? nil : base
+    }
+
+    /// Removes Cabinet's own temporaries (a file being created or rebuilt when
+    /// the process died: the original is still in place), and settles the
+    /// temporaries of Tokyo Cabinet's optimize, which older versions of Cabinet
+    /// used: `tchdboptimize` unlinks `Song` only once `Song.tmp.<n>` is complete,
+    /// so when `Song` is missing the temporary is the only copy and becomes
+    /// `Song`; otherwise it is a partial copy and goes.
+    static func tidyLeftovers(in directory: String) throws {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
+        }
+        for name in names.sorted() {
+            let path = directory + "/" + name
+            if name.hasPrefix(DirectoryFiles.temporaryPrefix) {
+                try DirectoryFiles.remove(path)
+            } else if name == restoreStagingName + ".partial" {
+                // A restore that was not yet decided: the store is as it was.
+                do {
+                    try FileManager.default.removeItem(atPath: path)
+                } catch {
+                    throw CabinetError.cannotAccessDirectory(path: directory, reason: "cannot remove an interrupted restore's copy '\(path)': \(error.localizedDescription)")
+                }
+            } else if let base = optimizeTemporaryBase(name), !base.hasPrefix("."), !base.hasSuffix(".wal") {
+                if !DirectoryFiles.exists(directory + "/" + base) && TokyoCabinetTable.hasMagic(atPath: path) {
+                    try DirectoryFiles.replace(directory + "/" + base, with: path, directory: directory, sync: true)
+                } else {
+                    try DirectoryFiles.remove(path)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import CTokyoCabinet
+import Foundation
+
+/// The second half of a restore: moving a complete copy of a backup into the
+/// store directory. A restore first writes the copy into `.cabinet-restore.partial`,
+/// then renames it to `.cabinet-restore`; that rename decides the restore. From
+/// then on every step here can be repeated, so if the process dies part way the
+/// next writer to open the store finishes it, and a reader is told to wait.
+extension TokyoCabinetBackend {
+    /// The folder inside a store that holds a decided restore's files.
+    static let restoreStagingName = ".cabinet-restore"
+    /// The list of the backup's tables, inside the restore folder.
+    static let restoreManifestName = ".cabinet-manifest"
+
+    var restoreStagingPath: String { path + "/" + TokyoCabinetBackend.restoreStagingName }
+
+    /// Whether a decided restore has not been finished yet.
+    var restorePending: Bool { DirectoryFiles.exists(restoreStagingPath) }
+
+    /// Moves the restore folder's files into place, removes the store's tables
+    /// the backup does not have and any save journal, then removes the folder.
+    func finishRestore() throws {
+        let staging = restoreStagingPath
+        guard restorePending else { return }
+        try checkWritableForRecovery("a restore was interrupted")
+        let manifestPath = staging + "/" + TokyoCabinetBackend.restoreManifestName
+        if DirectoryFiles.exists(manifestPath) {
+            let names = try restoreManifest(at: manifestPath)
+            for name in try tableNames() where !names.contains(name) {
+                tables.removeValue(forKey: name)?.close()
+                try DirectoryFiles.remove(filePath(forTable: name) + ".wal")
+                try DirectoryFiles.remove(filePath(forTable: name))
+            }
+            try DirectoryFiles.remove(journalPath)
+            try DirectoryFiles.remove(journalPath + ".tmp")
+            for name in names where DirectoryFiles.exists(staging + "/" + name) {
+                tables.removeValue(forKey: name)?.close()
+                // A log left by the old file must never be replayed onto the new one.
+                try DirectoryFiles.remove(filePath(forTable: name) + ".wal")
+                try DirectoryFiles.replace(filePath(forTable: name), with: staging + "/" + name, directory: path, sync: false)
+            }
+            let marker = staging + "/" + TokyoCabinetBackend.formatFileName
+            if DirectoryFiles.exists(marker) {
+                try DirectoryFiles.replace(path + "/" + TokyoCabinetBackend.formatFileName, with: marker, directory: path, sync: false)
+            }
+            try DirectoryFiles.syncDirectory(path)
+        }
+        // Everything but the manifest first: a folder without one has nothing left to move.
+        for name in try FileManager.default.contentsOfDirectory(atPath: staging) where name != TokyoCabinetBackend.restoreManifestName {
+            try DirectoryFiles.remove(staging + "/" + name)
+        }
+        try DirectoryFiles.remove(manifestPath)
+        guard rmdir(staging) == 0 || errno == ENOENT else { throw DirectoryFiles.failure("remove", staging) }
+        try DirectoryFiles.syncDirectory(path)
+    }
+
+    private func restoreManifest(at manifestPath: String) throws -> Set<String> {
+        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+            throw DirectoryFiles.failure("read restore manifest", manifestPath)
+        }
+        let names = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        for name in names where !TokyoCabinetBackend.isValidTableName(name) {
+            throw CabinetError.malformedRecord(RecordLocation(file: manifestPath), reason: "the restore's list of tables names '\(name)', which is not a table")
+        }
+        return Set(names)
+    }
+
+    /// Whether `name` can be a table's file in the store directory: not empty, no
+    /// path separator, not hidden, not one of Tokyo Cabinet's own files.
+    static func isValidTableName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
+            && !isLeftover(name)
+    }
+
+    /// Throws when a read-only backend finds work only a writer can finish.
+    func checkWritableForRecovery(_ what: String) throws {
+        if options.readOnly {
+            throw CabinetError.readOnly(path: path, reason: "\(what) and must be finished before the store can be read; open it once without readOnly to finish it")
+        }
+    }
+
+    /// Flushes every open table and the directory to the disk.
+    func syncAll() throws {
+        for table in tables.values { try table.sync() }
+        try DirectoryFiles.syncDirectory(path)
+    }
+}
+
+extension TokyoCabinetTable {
+    /// Flushes the file's changes to the disk.
+    func sync() throws {
+        guard tchdbsync(try open()) else { throw failure("sync") }
+    }
+}

@@ -1,0 +1,116 @@
+import CTokyoCabinet
+
+/// Rebuilding and creating files so that the store never lacks one.
+///
+/// Tokyo Cabinet's own `tchdboptimize` writes `Name.tmp.<n>`, unlinks `Name`,
+/// then renames: a process killed between the two leaves the store without the
+/// class. Cabinet writes the new file under a temporary name, closes it, and
+/// renames it over the old one, which replaces it atomically: killed at any
+/// point, the directory holds the old file or the new one, whole.
+extension TokyoCabinetTable {
+    /// How full the buckets may get before ``reserveCapacity(_:)`` rebuilds the file.
+    static let recordsPerBucketBeforeGrowing = 3
+
+    /// Grows the bucket array before it is overfilled: a hash file keeps the bucket
+    /// count it was created with, and with several records per bucket every write
+    /// walks a chain. Rebuilding is cheap while the file is small (a store that
+    /// grows by saves doubles its buckets, so the rebuilds cost O(n) in all).
+    func reserveCapacity(_ records: Int) throws {
+        let hdb = try open()
+        let buckets = Int(hdb.pointee.bnum)
+        guard records > buckets * TokyoCabinetTable.recordsPerBucketBeforeGrowing else { return }
+        // One bucket per two records: short chains, and half the bucket array's bytes on disk.
+        try rebuild(buckets: Int64(max(records / 2, buckets * 2)), operation: "grow buckets")
+    }
+
+    /// Rewrites the file without free space, with buckets for twice its records.
+    func compact() throws {
+        try rebuild(buckets: Int64(max(recordCount * 2 + 1, Int(options.bucketCount))), operation: "compact")
+    }
+
+    /// The temporary file a rebuild or creation of this table writes.
+    var temporaryPath: String { directory + "/" + DirectoryFiles.temporaryPrefix + name }
+
+    /// Copies every record into a new file with `buckets` buckets, then puts it in this file's place.
+    func rebuild(buckets: Int64, operation: String) throws {
+        if readOnly { throw CabinetError.readOnly(path: path, reason: "\(operation) needs to write") }
+        let hdb = try open()
+        let tuning = (buckets: buckets, alignment: Int8(bitPattern: hdb.pointee.apow),
+                      pool: Int8(bitPattern: hdb.pointee.fpow), flags: hdb.pointee.opts)
+        try writeTemporary(tuning: tuning, operation: operation) { copy in
+            try forEach { key, value in
+                guard tchdbput(copy, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(hdb), Int32(value.count)) else {
+                    throw temporaryFailure(copy, operation)
+                }
+                return true
+            }
+        }
+        // The old handle goes first: Tokyo Cabinet refuses two handles on one path in a process.
+        handle = nil
+        if let error = TokyoCabinetTable.closeHandle(hdb, path: path) {
+            try? DirectoryFiles.remove(temporaryPath)
+            handle = try? TokyoCabinetTable.openHandle(path: path, options: options)
+            throw error
+        }
+        do {
+            try DirectoryFiles.replace(path, with: temporaryPath, directory: directory, sync: options.syncOnCommit)
+        } catch {
+            try? DirectoryFiles.remove(temporaryPath)
+            handle = try? TokyoCabinetTable.openHandle(path: path, options: options)
+            throw error
+        }
+        handle = try TokyoCabinetTable.openHandle(path: path, options: options)
+    }
+
+    /// Creates an empty file at `path` whole or not at all: written under a
+    /// temporary name, then renamed into place.
+    static func create(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
+        let path = directory + "/" + name
+        let temporary = directory + "/" + DirectoryFiles.temporaryPrefix + name
+        let tuning = (buckets: options.bucketCount, alignment: options.alignmentPower, pool: options.freeBlockPoolPower, flags: UInt8(0))
+        try writeTemporary(at: temporary, options: options, tuning: tuning, operation: "create") { _ in }
+        do {
+            try DirectoryFiles.replace(path, with: temporary, directory: directory, sync: options.syncOnCommit)
+        } catch {
+            try? DirectoryFiles.remove(temporary)
+            throw error
+        }
+    }
+
+    private func writeTemporary(tuning: (buckets: Int64, alignment: Int8, pool: Int8, flags: UInt8), operation: String,
+                                _ fill: (UnsafeMutablePointer<TCHDB>) throws -> Void) throws {
+        try TokyoCabinetTable.writeTemporary(at: temporaryPath, options: options, tuning: tuning, operation: operation, fill)
+    }
+
+    /// Writes a new Tokyo Cabinet file at `temporary` (replacing any left over),
+    /// fills it, flushes it when the store syncs, and closes it. On failure the temporary is removed.
+    private static func writeTemporary(at temporary: String, options: TokyoCabinetBackend.Options,
+                                       tuning: (buckets: Int64, alignment: Int8, pool: Int8, flags: UInt8), operation: String,
+                                       _ fill: (UnsafeMutablePointer<TCHDB>) throws -> Void) throws {
+        try DirectoryFiles.remove(temporary)
+        let mode = Int32(HDBOREADER | HDBOWRITER | HDBOCREAT | HDBOTRUNC | HDBOLCKNB)
+        let copy = try openHandle(path: temporary, mode: mode, options: options, tuning: tuning)
+        do {
+            try fill(copy)
+            if options.syncOnCommit && !tchdbsync(copy) { throw temporaryFailure(copy, operation) }
+        } catch {
+            closeHandle(copy, path: temporary)
+            try? DirectoryFiles.remove(temporary)
+            throw error
+        }
+        if let error = closeHandle(copy, path: temporary) {
+            try? DirectoryFiles.remove(temporary)
+            throw error
+        }
+    }
+
+    private static func temporaryFailure(_ hdb: UnsafeMutablePointer<TCHDB>, _ operation: String) -> CabinetError {
+        let code = tchdbecode(hdb)
+        let path = tchdbpath(hdb).map { String(cString: $0) } ?? "?"
+        return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: String(cString: tchdberrmsg(code)))
+    }
+
+    private func temporaryFailure(_ hdb: UnsafeMutablePointer<TCHDB>, _ operation: String) -> CabinetError {
+        TokyoCabinetTable.temporaryFailure(hdb, operation)
+    }
+}
