@@ -19,6 +19,15 @@ enum RawTokyoCabinet {
         precondition(tchdbclose(hdb))
     }
 
+    /// The bucket count in the header of the database at `path`.
+    static func bucketCount(_ path: String) -> Int {
+        guard let hdb = tchdbnew() else { fatalError("tchdbnew") }
+        defer { tchdbdel(hdb) }
+        precondition(tchdbopen(hdb, path, Int32(HDBOREADER | HDBONOLCK)), "open \(path)")
+        defer { tchdbclose(hdb) }
+        return Int(tchdbbnum(hdb))
+    }
+
     /// Every record of the database at `path`.
     static func read(_ path: String) -> [[UInt8]: [UInt8]] {
         guard let hdb = tchdbnew() else { fatalError("tchdbnew") }

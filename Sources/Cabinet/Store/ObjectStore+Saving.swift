@@ -218,10 +218,12 @@ extension ObjectStore {
         if let target = buffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
         }
-        buffer.appendTrailer(for: recordFormat)
-        if buffer.count > StorageLimits.largestValue {
-            throw CabinetError.valueTooLarge(entry.location(row: object.rowID), size: buffer.count, limit: StorageLimits.largestValue)
+        // Checked before the trailer: no checksum over bytes that will not be written.
+        if buffer.count + recordFormat.trailerSize > StorageLimits.largestValue {
+            throw CabinetError.valueTooLarge(entry.location(row: object.rowID), size: buffer.count + recordFormat.trailerSize,
+                                             limit: StorageLimits.largestValue)
         }
+        buffer.appendTrailer(for: recordFormat)
     }
 
     /// After a commit: saved objects become clean, deleted ones leave the store.

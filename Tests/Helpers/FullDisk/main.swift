@@ -48,6 +48,16 @@ do {
         print("save failed: \(error)")
         print("pending: \(store.hasUnsavedChanges)")
         print("songs in memory: \(try store.fetchAll(Song.self).count)")
+        // Space comes back: the same changes save (Tokyo Cabinet's handle, marked
+        // fatal by the failed write, must have been reopened).
+        var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &unlimited)
+        do {
+            try store.save()
+            print("retry saved")
+        } catch {
+            print("retry failed: \(error)")
+        }
     }
     store.close()
 } catch {

@@ -1,0 +1,140 @@
+@testable import Cabinet
+import Foundation
+import Testing
+
+/// A real Tokyo Cabinet backend whose tables fail one chosen write or commit,
+/// once: how a save behaves when a file refuses its part.
+final class FailingBackend: StorageBackend {
+    let inner: TokyoCabinetBackend
+    /// The table whose next write fails, and the table whose next commit fails.
+    var failWriteOf: String?
+    var failCommitOf: String?
+
+    init(_ inner: TokyoCabinetBackend) { self.inner = inner }
+    var path: String { inner.path }
+    func tableNames() throws -> [String] { try inner.tableNames() }
+    func close() { inner.close() }
+    func openTable(named name: String) throws -> any StorageTable {
+        Table(name: name, inner: try inner.openTable(named: name), owner: self)
+    }
+    var needsJournal: Bool { true }
+    func writeJournal(_ bytes: [UInt8]) throws { try inner.writeJournal(bytes) }
+    func readJournal() throws -> [UInt8]? { try inner.readJournal() }
+    func removeJournal() throws { try inner.removeJournal() }
+    func readFormatMarker() throws -> String? { try inner.readFormatMarker() }
+    func writeFormatMarker(_ text: String) throws { try inner.writeFormatMarker(text) }
+
+    static let injected = CabinetError.backendFailure(RecordLocation(file: "injected"), operation: "write", code: 28, message: "No space left on device")
+
+    final class Table: StorageTable {
+        let name: String
+        let inner: any StorageTable
+        unowned let owner: FailingBackend
+        init(name: String, inner: any StorageTable, owner: FailingBackend) { self.name = name; self.inner = inner; self.owner = owner }
+        var path: String { inner.path }
+        var recordCount: Int { inner.recordCount }
+        func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+            try inner.withValue(forKey: key, body)
+        }
+        func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+            if owner.failWriteOf == name { owner.failWriteOf = nil; throw FailingBackend.injected }
+            try inner.setValue(value, forKey: key)
+        }
+        func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { try inner.removeValue(forKey: key) }
+        func reserveCapacity(_ records: Int) throws { try inner.reserveCapacity(records) }
+        func compact() throws { try inner.compact() }
+        func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { try inner.forEach(body) }
+        func beginTransaction() throws { try inner.beginTransaction() }
+        func commitTransaction() throws {
+            if owner.failCommitOf == name { owner.failCommitOf = nil; try inner.abortTransaction(); throw FailingBackend.injected }
+            try inner.commitTransaction()
+        }
+        func abortTransaction() throws { try inner.abortTransaction() }
+    }
+}
+
+/// A save either succeeds, or throws and leaves no trace, or throws
+/// `saveNotFinished` with memory counting it as saved, and the next save or
+/// open finishing it. A save that threw must never come back later.
+@Suite struct SaveFailureTests {
+    private func openStore(_ directory: TemporaryDirectory) throws -> (ObjectStore, FailingBackend) {
+        let backend = FailingBackend(try TokyoCabinetBackend(directory: directory.path + "/store"))
+        let store = try ObjectStore(backend: backend)
+        try store.register(Song.self, Playlist.self)
+        return (store, backend)
+    }
+
+    private func titles(_ directory: TemporaryDirectory) throws -> [String] {
+        let store = try ObjectStore(path: directory.path + "/store")
+        defer { store.close() }
+        try store.register(Song.self, Playlist.self)
+        return try store.fetchAll(Song.self).map(\.title).sorted() + store.fetchAll(Playlist.self).map(\.title).sorted()
+    }
+
+    @Test func aJournaledSaveThatNoFileTookLeavesNoJournalAndStaysPending() throws {
+        let directory = try TemporaryDirectory()
+        let (store, backend) = try openStore(directory)
+        let song = Song(); song.title = "kept"
+        let list = Playlist(); list.title = "list"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        backend.failWriteOf = "Song"
+        #expect(expectCabinetError({ try store.save() }, where: { $0 == FailingBackend.injected }) != nil)
+        #expect(store.hasUnsavedChanges)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+
+        // The app gives up on the change: it must not come back at the next open.
+        try store.undoManager.undo()
+        store.close()
+        #expect(try titles(directory) == [])
+    }
+
+    @Test func aRetryAfterAFailedJournaledSaveWritesEverything() throws {
+        let directory = try TemporaryDirectory()
+        let (store, backend) = try openStore(directory)
+        let song = Song(); song.title = "one"
+        let list = Playlist(); list.title = "list"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        backend.failCommitOf = "Playlist"
+        #expect(throws: CabinetError.self) { try store.save() }
+        #expect(store.hasUnsavedChanges)
+        try store.save()
+        store.close()
+        #expect(try titles(directory) == ["one", "list"])
+    }
+
+    @Test func aJournaledSaveThatOneFileCommittedIsReportedAsSavedAndFinishedLater() throws {
+        let directory = try TemporaryDirectory()
+        let (store, backend) = try openStore(directory)
+        let song = Song(); song.title = "one"
+        let list = Playlist(); list.title = "list"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        // Tables commit in name order: Playlist first, then Song.
+        backend.failCommitOf = "Song"
+        let error = expectCabinetError({ try store.save() }, where: {
+            if case .saveNotFinished = $0 { return true } else { return false }
+        })
+        #expect(error != nil)
+        #expect("\(error.map { "\($0)" } ?? "")".contains("count as saved"))
+        #expect(!store.hasUnsavedChanges)
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        // The process ends here; the next open finishes the save.
+        store.close()
+        #expect(try titles(directory) == ["one", "list"])
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+    }
+
+    @Test func theNextSaveFinishesAJournaledSaveBeforeWritingItsOwn() throws {
+        let directory = try TemporaryDirectory()
+        let (store, backend) = try openStore(directory)
+        let song = Song(); song.title = "one"
+        let list = Playlist(); list.title = "list"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        backend.failCommitOf = "Song"
+        #expect(throws: CabinetError.self) { try store.save() }
+        song.title = "two"
+        try store.save()
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        store.close()
+        #expect(try titles(directory) == ["two", "list"])
+    }
+}
