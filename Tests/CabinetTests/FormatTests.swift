@@ -134,7 +134,11 @@ import Testing
         let crc = plain.withUnsafeBytes { CRC32.checksum($0) }
         let expected = plain + withUnsafeBytes(of: crc.littleEndian) { Array($0) }
         #expect(RawTokyoCabinet.read(directory.path + "/Song")[RawTokyoCabinet.rowKey(2)] == expected)
-        #expect(RawTokyoCabinet.read(directory.path + "/Song")[RawTokyoCabinet.rowKey(1)]?.count == 14, "metadata stays plain")
+        // The metadata row is protected too: its 14 bytes, then their CRC-32.
+        let metadata = try #require(RawTokyoCabinet.read(directory.path + "/Song")[RawTokyoCabinet.rowKey(1)])
+        #expect(metadata.count == 18)
+        let metadataCRC = metadata.prefix(14).withUnsafeBytes { CRC32.checksum($0) }
+        #expect(Array(metadata.suffix(4)) == withUnsafeBytes(of: metadataCRC.littleEndian) { Array($0) })
         let buffer: [UInt8] = [7, 0, 0, 0]
         let bufferCRC = buffer.withUnsafeBytes { CRC32.checksum($0) }
         #expect(RawTokyoCabinet.read(directory.path + "/NamedBuffers")[Array("F".utf8)] == buffer + withUnsafeBytes(of: bufferCRC.littleEndian) { Array($0) })

@@ -47,8 +47,12 @@ import Testing
         // What a save of one song and one playlist that refers to it journals.
         var song = DataBuffer(); song.writeUInt8(1); song.writeString("Journaled"); song.writeUInt32(7)
         var list = DataBuffer(); list.writeUInt8(1); list.writeString("J"); list.writeUInt32(1); list.writeUInt32(2)
+        // Song has class ID 0 and Playlist 1 (registered in that order); each save writes the last row ID.
+        let songMetadata = DataBuffer(bytes: ClassMetadata(lastRowID: 2, version: 1, classID: 0, salt: (1, 2)).bytes)
+        let listMetadata = DataBuffer(bytes: ClassMetadata(lastRowID: 2, version: 1, classID: 1, salt: (3, 4)).bytes)
         var journal = SaveJournal()
-        for (table, row, record) in [("Song", UInt32(2), song), ("Playlist", UInt32(2), list)] {
+        for (table, row, record) in [("Song", UInt32(2), song), ("Playlist", UInt32(2), list),
+                                     ("Song", ClassMetadata.rowID, songMetadata), ("Playlist", ClassMetadata.rowID, listMetadata)] {
             RawTokyoCabinet.rowKey(row).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: table, key: k, value: $0) } }
         }
         let backend = try TokyoCabinetBackend(directory: directory.path)

@@ -13,6 +13,7 @@ final class FailingBackend: StorageBackend {
     init(_ inner: TokyoCabinetBackend) { self.inner = inner }
     var path: String { inner.path }
     func tableNames() throws -> [String] { try inner.tableNames() }
+    func hasTable(named name: String) throws -> Bool { try inner.hasTable(named: name) }
     func close() { inner.close() }
     func openTable(named name: String) throws -> any StorageTable {
         Table(name: name, inner: try inner.openTable(named: name), owner: self)
@@ -23,6 +24,9 @@ final class FailingBackend: StorageBackend {
     func removeJournal() throws { try inner.removeJournal() }
     func readFormatMarker() throws -> String? { try inner.readFormatMarker() }
     func writeFormatMarker(_ text: String) throws { try inner.writeFormatMarker(text) }
+    func readCatalog() throws -> StoreCatalog? { try inner.readCatalog() }
+    func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
+    var isReadOnly: Bool { inner.isReadOnly }
 
     static let injected = CabinetError.backendFailure(RecordLocation(file: "injected"), operation: "write", code: 28, message: "No space left on device")
 

@@ -67,6 +67,7 @@ final class CountingBackend: StorageBackend {
     init(_ inner: any StorageBackend) { self.inner = inner }
     var path: String { inner.path }
     func tableNames() throws -> [String] { try inner.tableNames() }
+    func hasTable(named name: String) throws -> Bool { try inner.hasTable(named: name) }
     func close() { inner.close() }
     func openTable(named name: String) throws -> any StorageTable {
         CountingTable(name: name, inner: try inner.openTable(named: name), owner: self)
@@ -77,6 +78,9 @@ final class CountingBackend: StorageBackend {
     func removeJournal() throws { try inner.removeJournal() }
     func readFormatMarker() throws -> String? { try inner.readFormatMarker() }
     func writeFormatMarker(_ text: String) throws { try inner.writeFormatMarker(text) }
+    func readCatalog() throws -> StoreCatalog? { try inner.readCatalog() }
+    func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
+    var isReadOnly: Bool { inner.isReadOnly }
     func reads(of name: String) -> Int { singleReads[name, default: 0] }
     func resetCounts() { singleReads = [:]; scans = [:] }
 

@@ -11,6 +11,7 @@ public final class MemoryBackend: StorageBackend {
     public let path: String
     private var tables: [String: MemoryTable] = [:]
     private var formatMarker: String?
+    private var catalog: StoreCatalog?
 
     /// A new, empty in-memory backend; `name` appears in error messages.
     public init(name: String = "memory") {
@@ -28,11 +29,19 @@ public final class MemoryBackend: StorageBackend {
         tables.keys.sorted()
     }
 
+    public func hasTable(named name: String) throws -> Bool { tables[name] != nil }
+
     public func close() {}
 
     public func readFormatMarker() throws -> String? { formatMarker }
 
     public func writeFormatMarker(_ text: String) throws { formatMarker = text }
+
+    public func readCatalog() throws -> StoreCatalog? { catalog }
+
+    public func writeCatalog(_ catalog: StoreCatalog) throws { self.catalog = catalog }
+
+    public var isReadOnly: Bool { false }
 }
 
 /// One in-memory table; transactions keep the values they replace so abort can put them back.

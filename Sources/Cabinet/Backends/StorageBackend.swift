@@ -19,6 +19,10 @@ public protocol StorageBackend: AnyObject {
     /// The names of the tables that exist, whether opened or not.
     func tableNames() throws -> [String]
 
+    /// Whether anything is in table `name`'s place: a table, or (for a file
+    /// backend) a file that may be a damaged one. `false` means opening it would create it.
+    func hasTable(named name: String) throws -> Bool
+
     /// Closes every table and releases the store's lock. Calling it twice does nothing.
     func close()
 
@@ -40,6 +44,17 @@ public protocol StorageBackend: AnyObject {
 
     /// Records the store's format marker.
     func writeFormatMarker(_ text: String) throws
+
+    /// The store's catalog of tables, or `nil` if it has none (a store written by
+    /// BNRPersistence or an older Cabinet). Throws if it is damaged.
+    func readCatalog() throws -> StoreCatalog?
+
+    /// Replaces the store's catalog, whole or not at all.
+    func writeCatalog(_ catalog: StoreCatalog) throws
+
+    /// Whether the backend was opened for reading only: nothing may be written,
+    /// not even to finish a save or a restore that was interrupted.
+    var isReadOnly: Bool { get }
 }
 
 extension StorageBackend {

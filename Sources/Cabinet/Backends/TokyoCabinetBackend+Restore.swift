@@ -59,17 +59,10 @@ extension TokyoCabinetBackend {
             throw DirectoryFiles.failure("read restore manifest", manifestPath)
         }
         let names = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        for name in names where !TokyoCabinetBackend.isValidTableName(name) {
+        for name in names where !StorageNames.isValidTableName(name) {
             throw CabinetError.malformedRecord(RecordLocation(file: manifestPath), reason: "the restore's list of tables names '\(name)', which is not a table")
         }
         return Set(names)
-    }
-
-    /// Whether `name` can be a table's file in the store directory: not empty, no
-    /// path separator, not hidden, not one of Tokyo Cabinet's own files.
-    static func isValidTableName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
-            && !isLeftover(name)
     }
 
     /// Throws when a read-only backend finds work only a writer can finish.

@@ -112,6 +112,10 @@ public final class TokyoCabinetBackend: StorageBackend {
         }.sorted()
     }
 
+    public func hasTable(named name: String) throws -> Bool {
+        tables[name] != nil || DirectoryFiles.exists(filePath(forTable: name))
+    }
+
     public var needsJournal: Bool { true }
 
     /// The file that records the store's record format.
@@ -131,6 +135,23 @@ public final class TokyoCabinetBackend: StorageBackend {
         try JournalFile.write(Array(text.utf8), to: final + ".tmp", sync: options.syncOnCommit)
         try JournalFile.rename(final + ".tmp", to: final, directory: path, sync: options.syncOnCommit)
     }
+
+    /// The file that lists the store's tables (see ``StoreCatalog``).
+    public static let catalogFileName = ".cabinet-catalog"
+
+    public func readCatalog() throws -> StoreCatalog? {
+        let file = path + "/" + TokyoCabinetBackend.catalogFileName
+        return try JournalFile.read(file).map { try StoreCatalog(encoded: $0, file: file) }
+    }
+
+    public func writeCatalog(_ catalog: StoreCatalog) throws {
+        try checkWritable("the store's catalog needs to be written")
+        let final = path + "/" + TokyoCabinetBackend.catalogFileName
+        try JournalFile.write(catalog.encoded, to: final + ".tmp", sync: options.syncOnCommit)
+        try JournalFile.rename(final + ".tmp", to: final, directory: path, sync: options.syncOnCommit)
+    }
+
+    public var isReadOnly: Bool { options.readOnly }
 
     /// The journal of a save in progress (see `docs/FORMAT.md`).
     public static let journalFileName = ".cabinet-journal"

@@ -4,6 +4,8 @@
 /// Layout (see `docs/FORMAT.md`): UInt32 LE last row ID, UInt8 version, UInt8
 /// class ID, then 2 × UInt32 LE salt. BNRPersistence stores older than its
 /// encryption support stop after the first 6 bytes; they read with zero salt.
+/// In checksummed stores the 14 bytes are followed by their CRC-32, so a
+/// damaged last row ID can never make an insert overwrite an object.
 struct ClassMetadata: Equatable {
     static let rowID: UInt32 = 1
     static let firstObjectRowID: UInt32 = 2
@@ -12,6 +14,8 @@ struct ClassMetadata: Equatable {
     var version: UInt8
     var classID: UInt8
     var salt: (UInt32, UInt32)?
+    /// Whether ``bytes`` ends with a CRC-32 (checksummed stores; the 6-byte form never has one).
+    var checksummed = false
 
     static func == (a: ClassMetadata, b: ClassMetadata) -> Bool {
         a.lastRowID == b.lastRowID && a.version == b.version && a.classID == b.classID
@@ -31,11 +35,22 @@ struct ClassMetadata: Equatable {
         self.salt = salt
     }
 
+    /// The length of the checksummed form: 14 bytes and their CRC-32.
+    static let checksummedSize = 18
+
     /// Decodes row 1; throws ``CabinetError/malformedMetadata(_:reason:)`` naming `location`.
     init(bytes: UnsafeRawBufferPointer, location: RecordLocation) throws {
         var buffer = DataBuffer(bytes: bytes)
         guard bytes.count == 6 || bytes.count >= 14 else {
-            throw CabinetError.malformedMetadata(location, reason: "it is \(bytes.count) bytes long; expected 6 or 14")
+            throw CabinetError.malformedMetadata(location, reason: "it is \(bytes.count) bytes long; expected 6, 14 or 18")
+        }
+        if bytes.count == ClassMetadata.checksummedSize {
+            let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 14, as: UInt32.self))
+            let computed = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<14]))
+            guard stored == computed else {
+                throw CabinetError.malformedMetadata(location, reason: "its checksum does not match (stored \(stored), computed \(computed))")
+            }
+            checksummed = true
         }
         do {
             lastRowID = try buffer.readUInt32()
@@ -59,6 +74,7 @@ struct ClassMetadata: Equatable {
         if let salt {
             buffer.writeUInt32(salt.0)
             buffer.writeUInt32(salt.1)
+            if checksummed { buffer.appendTrailer(for: .checksummed) }
         }
         return buffer.allBytes
     }

@@ -1,39 +1,84 @@
-/// Reads or creates a class's metadata row when the class is registered, and
-/// hands out class IDs that no other class file in the store uses.
+/// Opens a class's table when the class is registered: reads or creates its
+/// metadata row, hands out class IDs no other class of the store uses, and
+/// keeps the store's catalog, so that a class whose file has gone missing is
+/// refused instead of being created again empty.
 struct ClassRegistrar {
     unowned let store: ObjectStore
 
     static func validate(name: String, of type: StoredObject.Type) throws {
-        let reason: String?
-        if name.isEmpty || name.utf8.count > 255 {
-            reason = "its stored name must be 1 to 255 bytes"
-        } else if name.hasPrefix(".") || name.contains("/") || name.contains("\0") {
-            reason = "its stored name '\(name)' may not start with '.' or contain '/'"
-        } else if name == ObjectStore.namedBuffersTableName {
-            reason = "'\(name)' is the file of named buffers"
-        } else {
-            reason = nil
-        }
+        var reason = StorageNames.reasonToRefuse(name)
+        if name == ObjectStore.namedBuffersTableName { reason = "is the file of named buffers" }
         if let reason {
-            throw CabinetError.classConflict(className: String(describing: type), reason: reason)
+            throw CabinetError.invalidStoredName(className: String(describing: type), name: name, reason: reason)
         }
     }
 
-    /// The metadata of `name`'s table; a new table gets fresh metadata, written at once
-    /// so that its class ID is taken before any other class asks for one.
-    func metadata(for type: StoredObject.Type, name: String, table: any StorageTable) throws -> ClassMetadata {
+    /// The table and metadata of class `name`. A class the catalog lists must have
+    /// its file; a new class gets a new file (created whole) and fresh metadata,
+    /// written at once so that its class ID is taken before any other class asks for one.
+    func open(_ type: StoredObject.Type, name: String) throws -> (any StorageTable, ClassMetadata) {
+        let backend = store.backend
+        if try !backend.hasTable(named: name), let listed = store.catalog?.tables[name] {
+            throw CabinetError.missingClassFile(RecordLocation(file: tableFile(name), className: name), classID: listed)
+        }
+        let table = try backend.openTable(named: name)
+        var metadata: ClassMetadata
         if let existing = try ClassRegistrar.readMetadata(of: table, className: name) {
-            return existing
+            metadata = existing
+            try checkLastRowID(metadata, of: table, name: name)
+        } else {
+            if table.recordCount > 0 {
+                throw CabinetError.malformedMetadata(RecordLocation(file: table.path, className: name, rowID: ClassMetadata.rowID),
+                                                     reason: "the file has \(table.recordCount) records but no metadata row")
+            }
+            metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
+            metadata.checksummed = store.recordFormat == .checksummed
+            let bytes = metadata.bytes
+            try table.transaction {
+                try bytes.withUnsafeBytes { try table.setValue($0, forRow: ClassMetadata.rowID) }
+            }
         }
-        if table.recordCount > 0 {
-            throw CabinetError.malformedMetadata(RecordLocation(file: table.path, className: name, rowID: ClassMetadata.rowID),
-                                                 reason: "the file has \(table.recordCount) records but no metadata row")
+        try catalog(name, tag: metadata.classID)
+        return (table, metadata)
+    }
+
+    /// Adds table `name` to the store's catalog if it is not there with `tag`.
+    /// A store without a catalog gets one listing every table it has.
+    func catalog(_ name: String, tag: UInt8?) throws {
+        let backend = store.backend
+        guard !backend.isReadOnly, store.catalog?.tables[name] != .some(tag) else { return }
+        var catalog = try store.catalog ?? wholeCatalog()
+        catalog.tables[name] = .some(tag)
+        try backend.writeCatalog(catalog)
+        store.catalog = catalog
+    }
+
+    /// A catalog of every table the store has, with each class file's class ID.
+    private func wholeCatalog() throws -> StoreCatalog {
+        var catalog = StoreCatalog()
+        for name in try store.backend.tableNames() {
+            if name == ObjectStore.namedBuffersTableName {
+                catalog.tables[name] = .some(nil)
+            } else if let metadata = try? ClassRegistrar.readMetadata(of: store.backend.openTable(named: name), className: name) {
+                catalog.tables[name] = .some(metadata.classID)
+            }
         }
-        let metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
-        try table.transaction {
-            try metadata.bytes.withUnsafeBytes { try table.setValue($0, forRow: ClassMetadata.rowID) }
+        return catalog
+    }
+
+    /// The next row ID must be free: a last row ID damaged downwards would make
+    /// the next insert overwrite an object. (Checksummed metadata catches any
+    /// damage; this one lookup catches the harmful kind in plain stores too.)
+    private func checkLastRowID(_ metadata: ClassMetadata, of table: any StorageTable, name: String) throws {
+        let next = metadata.lastRowID &+ 1
+        let location = RecordLocation(file: table.path, className: name, rowID: ClassMetadata.rowID)
+        if next > metadata.lastRowID, try table.withValue(forRow: next, { _ in true }) != nil {
+            throw CabinetError.malformedMetadata(location, reason: "row \(next) exists though the last row ID handed out is \(metadata.lastRowID); `cabinet verify` lists the rows beyond it")
         }
-        return metadata
+    }
+
+    private func tableFile(_ name: String) -> String {
+        (store.backend as? TokyoCabinetBackend)?.filePath(forTable: name) ?? store.backend.path + "/" + name
     }
 
     static func readMetadata(of table: any StorageTable, className: String?) throws -> ClassMetadata? {
@@ -41,9 +86,13 @@ struct ClassRegistrar {
         return try table.withValue(forRow: ClassMetadata.rowID) { try ClassMetadata(bytes: $0, location: location) }
     }
 
-    /// The lowest class ID not used by a registered class nor by any other class file in the store.
+    /// The lowest class ID not used by a registered class, by any other class file
+    /// in the store, nor by a class the catalog lists (even if its file is missing).
     private func freeClassID(excluding name: String) throws -> UInt8 {
         var used = Set(store.entriesByName.values.map(\.metadata.classID))
+        for (other, tag) in store.catalog?.tables ?? [:] where other != name {
+            if let tag { used.insert(tag) }
+        }
         for other in try store.backend.tableNames()
         where other != name && other != ObjectStore.namedBuffersTableName && store.entriesByName[other] == nil {
             // An unregistered class's file: its ID is taken even though this program does not use the class.

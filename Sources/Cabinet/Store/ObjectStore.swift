@@ -68,6 +68,8 @@ public final class ObjectStore {
     /// Changes gathered during an undo or redo, posted together.
     var pendingChange: ([StoredObject], [StoredObject], [StoredObject])?
 
+    /// The tables the store holds (`nil` for a store that has no catalog yet).
+    var catalog: StoreCatalog?
     /// Set while a journal written by a save has not been applied in full.
     var journalAwaitsReplay = false
     /// An error found where the API cannot throw (an insert), reported by the next save.
@@ -120,6 +122,7 @@ public final class ObjectStore {
         self.path = backend.path
         self.options = options
         recordFormat = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
+        catalog = try backend.readCatalog()
         resolver.store = self
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
@@ -153,13 +156,16 @@ public final class ObjectStore {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "\(String(describing: other.type)) is already registered with the stored name '\(name)'")
         }
-        let table = try backend.openTable(named: name)
-        let metadata = try ClassRegistrar(store: self).metadata(for: type, name: name, table: table)
+        var (table, metadata) = try ClassRegistrar(store: self).open(type, name: name)
         if let holder = entriesByClassID[Int(metadata.classID)] {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
         }
+        let protect = recordFormat == .checksummed && !metadata.checksummed && metadata.salt != nil
+        metadata.checksummed = recordFormat == .checksummed
         let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata)
+        // A checksummed store's metadata written before rows carried their own checksum gets one at the next save.
+        entry.metadataChanged = protect && !backend.isReadOnly
         entriesByType[ObjectIdentifier(type)] = entry
         entriesByName[name] = entry
         entriesByClassID[Int(metadata.classID)] = entry

@@ -72,6 +72,16 @@ extension ObjectStore {
             return format
         }
         if try !backend.tableNames().isEmpty {
+            // A store Cabinet wrote always has its marker. Without it, records that
+            // end in their own CRC-32 mean a checksummed store that lost it: read as
+            // plain, every record would carry four bytes of garbage.
+            let marker = TokyoCabinetBackend.formatFileName
+            if try recordsCarryChecksums(backend) {
+                throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, but its records carry checksums; restore the marker from a backup, or write the line 'cabinet-record-format checksummed' to it")
+            }
+            if try backend.readCatalog() != nil {
+                throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, though Cabinet wrote the store (it has a catalog); restore the marker from a backup")
+            }
             if let asked, asked != .plain {
                 throw CabinetError.unsupportedFormat(path: backend.path, reason: "it has no format marker, so it is a plain (BNRPersistence) store, not \(asked.rawValue)")
             }
@@ -80,5 +90,32 @@ extension ObjectStore {
         let format = asked ?? .checksummed
         try backend.writeFormatMarker(format.marker)
         return format
+    }
+}
+
+extension ObjectStore {
+    /// How many records of each table ``recordsCarryChecksums(_:)`` looks at.
+    static let formatSampleSize = 16
+
+    /// Whether every record sampled from the store's tables (a few from each)
+    /// ends with the CRC-32 of the bytes before it. Plain records do so by
+    /// chance once in four billion.
+    static func recordsCarryChecksums(_ backend: any StorageBackend) throws -> Bool {
+        var sampled = 0, checksummed = 0
+        for name in try backend.tableNames() {
+            var seen = 0
+            try backend.openTable(named: name).forEach { key, value in
+                // The metadata row of older stores has no trailer: leave it out.
+                if key.count == 4 && key.loadUnaligned(as: UInt32.self) == ClassMetadata.rowID.littleEndian { return true }
+                seen += 1
+                sampled += 1
+                if value.count > 4 {
+                    let stored = UInt32(littleEndian: value.loadUnaligned(fromByteOffset: value.count - 4, as: UInt32.self))
+                    if stored == CRC32.checksum(UnsafeRawBufferPointer(rebasing: value[0..<(value.count - 4)])) { checksummed += 1 }
+                }
+                return seen < formatSampleSize
+            }
+        }
+        return sampled > 0 && checksummed == sampled
     }
 }

@@ -1,0 +1,94 @@
+/// The list of tables a store holds, kept with the store and checksummed, so
+/// that a table whose file has gone missing is reported instead of being
+/// silently created again empty (and its class ID handed to another class).
+///
+/// Each table may carry a one-byte tag: the store records each class's class
+/// ID there, so an ID stays taken even while its file is missing. The storage
+/// layer keeps the tag without interpreting it.
+///
+/// Stored as text (see `docs/FORMAT.md`):
+/// ```
+/// cabinet-catalog 1
+/// table 1 Playlist
+/// table 0 Song
+/// table - NamedBuffers
+/// crc32 8d4c7a1e
+/// ```
+public struct StoreCatalog: Sendable, Equatable {
+    /// Each table's name and tag (`nil`: no tag, as for the named buffers).
+    public var tables: [String: UInt8?]
+
+    public init(tables: [String: UInt8?] = [:]) {
+        self.tables = tables
+    }
+
+    static let header = "cabinet-catalog 1"
+
+    /// The catalog's text, ending with the CRC-32 of everything before that line.
+    public var encoded: [UInt8] {
+        var text = StoreCatalog.header + "\n"
+        for name in tables.keys.sorted() {
+            var tag = "-"
+            if let entry = tables[name], let value = entry { tag = String(value) }
+            text += "table \(tag) \(name)\n"
+        }
+        let body = Array(text.utf8)
+        let crc = body.withUnsafeBytes { CRC32.checksum($0) }
+        return body + Array("crc32 \(String(crc, radix: 16))\n".utf8)
+    }
+
+    /// Decodes a catalog; throws ``CabinetError/malformedRecord(_:reason:)`` naming `file` if it is damaged.
+    public init(encoded bytes: [UInt8], file: String) throws {
+        func damaged(_ reason: String) -> CabinetError {
+            .malformedRecord(RecordLocation(file: file), reason: "the store's catalog is damaged (\(reason)); remove it and open the store as a writer to rebuild it from the class files")
+        }
+        guard bytes.last == UInt8(ascii: "\n"), let split = bytes.dropLast().lastIndex(of: UInt8(ascii: "\n")) else {
+            throw damaged("it has no checksum line")
+        }
+        let body = Array(bytes[...split])
+        let crcLine = String(decoding: bytes[(split + 1)...].dropLast(), as: UTF8.self)
+        guard crcLine.hasPrefix("crc32 "), let stored = UInt32(crcLine.dropFirst(6), radix: 16) else {
+            throw damaged("its last line is not its checksum")
+        }
+        guard body.withUnsafeBytes({ CRC32.checksum($0) }) == stored else { throw damaged("its checksum does not match") }
+        let lines = String(decoding: body.dropLast(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first.map(String.init) == StoreCatalog.header else { throw damaged("unknown header") }
+        var tables: [String: UInt8?] = [:]
+        for line in lines.dropFirst() {
+            // "table TAG NAME": the name is the rest of the line, spaces included.
+            let words = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard words.count == 3, words[0] == "table", StorageNames.isValidTableName(String(words[2])) else {
+                throw damaged("the line '\(line)'")
+            }
+            var tag: UInt8?
+            if words[1] != "-" {
+                guard let value = UInt8(words[1]) else { throw damaged("the line '\(line)'") }
+                tag = value
+            }
+            tables[String(words[2])] = .some(tag)
+        }
+        self.tables = tables
+    }
+}
+
+/// The rules for table names, the same for every backend.
+public enum StorageNames {
+    /// Whether `name` can be a table: 1 to 255 bytes, no path separator, newline
+    /// or NUL, not hidden (Cabinet's own files start with a dot), and not one of
+    /// Tokyo Cabinet's own files beside a table (`X.wal`, `X.tmp.<n>`).
+    public static func isValidTableName(_ name: String) -> Bool {
+        reasonToRefuse(name) == nil
+    }
+
+    /// Why `name` cannot be a table, or `nil` if it can.
+    public static func reasonToRefuse(_ name: String) -> String? {
+        if name.isEmpty || name.utf8.count > 255 { return "must be 1 to 255 bytes" }
+        if name.hasPrefix(".") { return "starts with '.', which marks the store's own files" }
+        if name.contains("/") || name.contains("\0") || name.contains("\n") { return "contains '/', a newline or NUL" }
+        if name.hasSuffix(".wal") { return "ends with '.wal', the name of a class file's transaction log" }
+        if TokyoCabinetBackend.optimizeTemporaryBase(name) != nil {
+            return "ends with '.tmp.<number>', the name of a class file's temporary copy"
+        }
+        return nil
+    }
+}
