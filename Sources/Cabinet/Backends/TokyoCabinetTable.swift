@@ -46,6 +46,7 @@ final class TokyoCabinetTable: StorageTable {
     init(path: String, options: TokyoCabinetBackend.Options) throws {
         self.path = path
         readOnly = options.readOnly
+        try StoreDirectory.refuseLinks(forTable: path)
         guard let hdb = tchdbnew() else {
             throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
         }
@@ -85,10 +86,7 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     static func hasMagic(atPath path: String) -> Bool {
-        guard let file = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? file.close() }
-        let head = (try? file.read(upToCount: magic.count)) ?? Data()
-        return Array(head) == magic
+        StoreDirectory.hasMagic(atPath: path)   // follows no link, opens no FIFO
     }
 
     private func failure(_ operation: String) -> CabinetError {

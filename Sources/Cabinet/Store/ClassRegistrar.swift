@@ -5,10 +5,8 @@ struct ClassRegistrar {
 
     static func validate(name: String, of type: StoredObject.Type) throws {
         let reason: String?
-        if name.isEmpty || name.utf8.count > 255 {
-            reason = "its stored name must be 1 to 255 bytes"
-        } else if name.hasPrefix(".") || name.contains("/") || name.contains("\0") {
-            reason = "its stored name '\(name)' may not start with '.' or contain '/'"
+        if let problem = TableName.problem(with: name) {
+            reason = "its stored name is not usable: \(problem)"
         } else if name == ObjectStore.namedBuffersTableName {
             reason = "'\(name)' is the file of named buffers"
         } else {
