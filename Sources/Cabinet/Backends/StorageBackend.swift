@@ -40,10 +40,21 @@ public protocol StorageBackend: AnyObject {
 
     /// Records the store's format marker.
     func writeFormatMarker(_ text: String) throws
+
+    /// Whether the backend only reads: it writes nothing, not even to recover.
+    var isReadOnly: Bool { get }
+
+    /// What a writable open must finish (replay a journal, roll back a file's
+    /// interrupted transaction) before the tables read consistently, in words;
+    /// empty when nothing is pending. A read-only ``ObjectStore`` refuses to open
+    /// while it is not empty (``CabinetError/recoveryPending(path:reason:)``).
+    func pendingRecovery() throws -> [String]
 }
 
 extension StorageBackend {
     public var needsJournal: Bool { false }
+    public var isReadOnly: Bool { false }
+    public func pendingRecovery() throws -> [String] { [] }
     public func writeJournal(_ bytes: [UInt8]) throws {}
     public func readJournal() throws -> [UInt8]? { nil }
     public func removeJournal() throws {}

@@ -31,7 +31,9 @@ extension ObjectStore {
         guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CabinetError.cannotAccessDirectory(path: backup, reason: "there is no backup directory there")
         }
-        let source = try TokyoCabinetBackend(directory: backup)
+        var reading = TokyoCabinetBackend.Options()
+        reading.readOnly = true             // nothing is written into the backup
+        let source = try TokyoCabinetBackend(directory: backup, options: reading)
         guard try !source.tableNames().isEmpty else {
             source.close()
             throw CabinetError.cannotAccessDirectory(path: backup, reason: "it holds no Tokyo Cabinet files, so it is not a backup")

@@ -83,6 +83,13 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidName(String)
     /// The store was closed.
     case storeClosed(path: String)
+    /// The path was to be opened as an existing store (a maintenance tool, or
+    /// `createIfMissing: false`) and is not one: missing, empty, or some other folder.
+    case notAStore(path: String, reason: String)
+    /// A read-only open found work that only a writable open may do: a save's
+    /// journal to replay, or a class file's interrupted transaction to roll back.
+    /// Until then the files may be half-written, so nothing is read from them.
+    case recoveryPending(path: String, reason: String)
 
     /// The location involved, when the error concerns stored data.
     public var location: RecordLocation? {
@@ -143,6 +150,10 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Cabinet: the store '\(path)' is open read-only: \(reason). Open it without readOnly to change it."
         case .storeClosed(let path):
             return "Cabinet: the store '\(path)' is closed. Open it again with ObjectStore(path:)."
+        case .notAStore(let path, let reason):
+            return "Cabinet: '\(path)' is not a Cabinet store: \(reason). Check the path; this operation opens only an existing store and never creates one."
+        case .recoveryPending(let path, let reason):
+            return "Cabinet: the store '\(path)' has a save to finish (\(reason)); open it writable once to finish it (the app, or `cabinet compact`). A read-only open writes nothing, so it cannot."
         }
     }
 }
