@@ -46,13 +46,16 @@ enum StoreDirectory {
 
     /// The non-dot entries of `directory`, sorted by name.
     static func entries(of directory: String) throws -> [Entry] {
-        let names: [String]
+        try names(in: directory).map { classify($0, in: directory) }
+    }
+
+    /// The non-dot names in `directory`, sorted.
+    private static func names(in directory: String) throws -> [String] {
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            return try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
         } catch {
             throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
         }
-        return names.filter { !$0.hasPrefix(".") }.sorted().map { classify($0, in: directory) }
     }
 
     static func classify(_ name: String, in directory: String) -> Entry {
@@ -89,8 +92,9 @@ enum StoreDirectory {
 
     /// The tables of `directory` whose interrupted transaction a writable open rolls back.
     static func interruptedTransactions(in directory: String) throws -> [String] {
-        try entries(of: directory).compactMap { entry in
-            if case .transactionLog(_, let table, true) = entry { return table }
+        // Every open checks this: look at the logs only, not into every class file.
+        try names(in: directory).filter { $0.hasSuffix(".wal") }.compactMap { name in
+            if case .transactionLog(_, let table, true) = classify(name, in: directory) { return table }
             return nil
         }
     }
