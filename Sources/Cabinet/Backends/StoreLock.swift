@@ -23,6 +23,8 @@ final class StoreLock {
     /// The store directory, open while the lock is held.
     private var descriptor: Int32
     private let shared: Bool
+    /// Whether this lock wrote the `.cabinet-lock` note, and so removes it.
+    private var recorded = false
 
     /// Takes the lock on `directory` (exclusive for a writer, shared for a
     /// reader: readers exclude writers, not each other), or throws
@@ -43,14 +45,16 @@ final class StoreLock {
             throw CabinetError.storeLocked(path: directory, pid: owner)
         }
         descriptor = fd
-        if !shared { recordOwner() }
     }
 
-    /// Writes this process's ID to a fresh `.cabinet-lock`. Best effort: the
-    /// note only improves the error message another opener shows. The old file
-    /// is unlinked first and the new one created exclusively, so a link left in
-    /// its place is removed, never written through.
-    private func recordOwner() {
+    /// Writes this process's ID to a fresh `.cabinet-lock`, for a writer, once the
+    /// directory is known to be a store. Best effort: the note only improves the
+    /// error message another opener shows. The old file is unlinked first and the
+    /// new one created exclusively, so a link left in its place is removed, never
+    /// written through.
+    func recordOwner() {
+        guard !shared, descriptor >= 0, !recorded else { return }
+        recorded = true
         _ = unlinkat(descriptor, StoreLock.fileName, 0)
         let fd = openat(descriptor, StoreLock.fileName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
@@ -87,7 +91,7 @@ final class StoreLock {
     func release() {
         guard descriptor >= 0 else { return }
         // No stale process ID for the next one to report.
-        if !shared { _ = unlinkat(descriptor, StoreLock.fileName, 0) }
+        if recorded { _ = unlinkat(descriptor, StoreLock.fileName, 0) }
         _ = flock(descriptor, LOCK_UN)
         close(descriptor)
         descriptor = -1

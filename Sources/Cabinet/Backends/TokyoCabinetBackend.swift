@@ -87,6 +87,7 @@ public final class TokyoCabinetBackend: StorageBackend {
         do {
             if !mayCreate { try requireStore() }
             if !options.readOnly {
+                lock?.recordOwner()
                 // Opening a file as a writer makes Tokyo Cabinet roll its transaction back;
                 // a file that fails to open is reported when its class registers.
                 for table in try StoreDirectory.interruptedTransactions(in: directory) { _ = try? openTable(named: table) }

@@ -32,12 +32,12 @@ public enum StoreVerifier {
         let backend = try TokyoCabinetBackend(directory: path, options: reading)
         defer { backend.close() }
         var problems: [Problem] = []
-        if let journal = try backend.readJournal() {
-            do {
+        do {
+            if let journal = try backend.readJournal() {
                 try SaveJournal.replay(journal, location: RecordLocation(file: backend.journalPath)) { _, _, _ in }
-            } catch let error as CabinetError {
-                problems.append(Problem(location: error.location ?? RecordLocation(file: backend.journalPath), reason: "\(error)"))
             }
+        } catch let error as CabinetError {     // damaged, or not a file (a link, a directory)
+            problems.append(Problem(location: error.location ?? RecordLocation(file: backend.journalPath), reason: "\(error)"))
         }
         let format = try recordFormat(of: backend)
         let entries = try StoreDirectory.entries(of: path)
