@@ -1,3 +1,4 @@
+import Cabinet
 import CTokyoCabinet
 import Foundation
 
@@ -46,27 +47,43 @@ struct DirectorySnapshot: Equatable, CustomStringConvertible {
     }
 }
 
+/// A store of `songs` songs titled s0, s1, …, one playlist "P" of them all, and
+/// a named buffer "Favorite" that refers to them, saved and closed.
+func makeSongStore(songs: Int = 3, format: RecordFormat = .checksummed) throws -> TemporaryDirectory {
+    let directory = try TemporaryDirectory()
+    let store = try ObjectStore(path: directory.path, options: .init(recordFormat: format))
+    try store.register(Song.self, Playlist.self)
+    let list = Playlist(); list.title = "P"
+    for i in 0..<songs { let s = Song(); s.title = "s\(i)"; store.insert(s); list.songs.append(s) }
+    store.insert(list)
+    var favorites = DataBuffer(); favorites.writeReferences(list.songs)
+    try store.setNamedBuffer(favorites, forName: "Favorite")
+    try store.save()
+    store.close()
+    return directory
+}
+
 /// Runs `executable` as a user who may not write the store: `nobody` when the
 /// tests run as root (for whom permissions do not stop writes), else the
 /// current user, after the store has been made read-only.
-/// Standard input is empty, so a helper that holds the store until its input ends lets go at once.
 func runAsReader(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
     if getuid() == 0 {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", executable] + arguments
-    } else {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        return try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", executable] + arguments)
     }
-    let pipe = Pipe()
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    return try run(executable, arguments)
+}
+
+/// Starts `cabinet-test-holder` on `path` (a reader with `reading`), which holds
+/// the store until its input is closed; returns it, its input and its first line.
+func startHolder(_ path: String, reading: Bool = false) throws -> (process: Process, input: Pipe, line: String) {
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: buildProductsDirectory + "/cabinet-test-holder")
+    holder.arguments = reading ? [path, "read"] : [path]
+    let input = Pipe(), output = Pipe()
+    holder.standardInput = input
+    holder.standardOutput = output
+    try holder.run()
+    return (holder, input, String(decoding: output.fileHandleForReading.availableLine(), as: UTF8.self))
 }
 
 /// Makes a store directory and its files read-only (and readable by anyone).

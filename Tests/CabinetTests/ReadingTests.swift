@@ -8,17 +8,7 @@ import Testing
 /// when a writer must first finish what a killed one left.
 @Suite struct ReadingTests {
     private func makeStore() throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
-        try store.register(Song.self, Playlist.self)
-        let list = Playlist(); list.title = "P"
-        for title in ["one", "two"] { let song = Song(); song.title = title; store.insert(song); list.songs.append(song) }
-        store.insert(list)
-        var favorites = DataBuffer(); favorites.writeReferences(list.songs)
-        try store.setNamedBuffer(favorites, forName: "Favorite")
-        try store.save()
-        store.close()
-        return directory
+        try makeSongStore(songs: 2)
     }
 
     private func readEverything(_ path: String) throws -> [String] {
@@ -36,7 +26,7 @@ import Testing
         // A journal temporary that never became a journal: a writer removes it, a reader must not.
         try Data("half".utf8).write(to: URL(fileURLWithPath: directory.path + "/.cabinet-journal.tmp"))
         let before = try DirectorySnapshot(directory.path)
-        #expect(try readEverything(directory.path) == ["one", "two"])
+        #expect(try readEverything(directory.path) == ["s0", "s1"])
         let tool = buildProductsDirectory + "/cabinet"
         #expect(try run(tool, ["verify", directory.path]).status == 0)
         #expect(try run(tool, ["info", directory.path]).status == 0)
@@ -86,7 +76,7 @@ import Testing
 
         let writer = try ObjectStore(path: directory.path)        // finishes the save
         writer.close()
-        #expect(try readEverything(directory.path) == ["journaled", "two"])
+        #expect(try readEverything(directory.path) == ["journaled", "s1"])
     }
 
     /// Tokyo Cabinet rolls a killed writer's transaction back at the next open of
@@ -130,7 +120,7 @@ import Testing
         let writer = try ObjectStore(path: directory.path)
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/Song.wal"))
         writer.close()
-        #expect(try readEverything(directory.path) == ["one", "two"])
+        #expect(try readEverything(directory.path) == ["s0", "s1"])
         #expect(try StoreVerifier.verify(path: directory.path).isEmpty)
     }
 }

@@ -173,14 +173,8 @@ import Testing
         #expect(!StoreDirectory.exists(directory.path + "/.cabinet-lock"), "closing leaves no stale process ID")
 
         // The same with the writer in another process.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: buildProductsDirectory + "/cabinet-test-holder")
-        holder.arguments = [directory.path]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        #expect(String(decoding: output.fileHandleForReading.availableLine(), as: UTF8.self) == "locked \(holder.processIdentifier)")
+        let (holder, input, line) = try startHolder(directory.path)
+        #expect(line == "locked \(holder.processIdentifier)")
         try FileManager.default.removeItem(atPath: directory.path + "/.cabinet-lock")
         #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
         try input.fileHandleForWriting.close()
