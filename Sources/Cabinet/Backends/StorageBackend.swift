@@ -48,6 +48,11 @@ public protocol StorageBackend: AnyObject {
     /// interrupted transaction) before the tables read consistently, in words;
     /// empty when nothing is pending. A read-only ``ObjectStore`` refuses to open
     /// while it is not empty (``CabinetError/recoveryPending(path:reason:)``).
+    /// ```swift
+    /// var reading = TokyoCabinetBackend.Options(); reading.readOnly = true
+    /// let backend = try TokyoCabinetBackend(directory: "/tmp/music", options: reading)
+    /// for work in try backend.pendingRecovery() { print("a writable open will finish: \(work)") }
+    /// ```
     func pendingRecovery() throws -> [String]
 }
 
