@@ -17,14 +17,7 @@ import Testing
 
     @Test func anotherProcessHoldingTheStoreIsNamedByItsPID() throws {
         let directory = try TemporaryDirectory()
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: buildProductsDirectory + "/cabinet-test-holder")
-        holder.arguments = [directory.path]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        let line = String(decoding: output.fileHandleForReading.availableLine(), as: UTF8.self)
+        let (holder, _, line) = try startHolder(directory.path)
         #expect(line == "locked \(holder.processIdentifier)")
 
         #expect(throws: CabinetError.storeLocked(path: directory.path, pid: holder.processIdentifier)) {
@@ -52,14 +45,7 @@ import Testing
     }
 
     private func startHolder(_ path: String, reading: Bool) throws -> (Process, Pipe) {
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: buildProductsDirectory + "/cabinet-test-holder")
-        holder.arguments = reading ? [path, "read"] : [path]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        let line = String(decoding: output.fileHandleForReading.availableLine(), as: UTF8.self)
+        let (holder, input, line) = try CabinetTests.startHolder(path, reading: reading)
         #expect(line == "locked \(holder.processIdentifier)")
         return (holder, input)
     }

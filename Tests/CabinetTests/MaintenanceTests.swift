@@ -4,17 +4,7 @@ import Testing
 
 @Suite struct MaintenanceTests {
     private func makeStore(songs: Int = 3, format: RecordFormat = .checksummed) throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path, options: .init(recordFormat: format))
-        try store.register(Song.self, Playlist.self)
-        let list = Playlist(); list.title = "P"
-        for i in 0..<songs { let s = Song(); s.title = "s\(i)"; store.insert(s); list.songs.append(s) }
-        store.insert(list)
-        var favorites = DataBuffer(); favorites.writeReferences(list.songs)
-        try store.setNamedBuffer(favorites, forName: "Favorite")
-        try store.save()
-        store.close()
-        return directory
+        try makeSongStore(songs: songs, format: format)
     }
 
     @Test func infoListsClassesRowsVersionsAndFormats() throws {

@@ -56,6 +56,7 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     let pipe = Pipe()
+    process.standardInput = FileHandle.nullDevice     // a helper that waits for its input to end lets go at once
     process.standardOutput = pipe
     process.standardError = pipe
     try process.run()

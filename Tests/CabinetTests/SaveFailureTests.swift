@@ -27,6 +27,7 @@ final class FailingBackend: StorageBackend {
     func readCatalog() throws -> StoreCatalog? { try inner.readCatalog() }
     func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
     var isReadOnly: Bool { inner.isReadOnly }
+    func pendingRecovery() throws -> [String] { try inner.pendingRecovery() }
 
     static let injected = CabinetError.backendFailure(RecordLocation(file: "injected"), operation: "write", code: 28, message: "No space left on device")
 

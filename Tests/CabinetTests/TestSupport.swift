@@ -81,6 +81,7 @@ final class CountingBackend: StorageBackend {
     func readCatalog() throws -> StoreCatalog? { try inner.readCatalog() }
     func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
     var isReadOnly: Bool { inner.isReadOnly }
+    func pendingRecovery() throws -> [String] { try inner.pendingRecovery() }
     func reads(of name: String) -> Int { singleReads[name, default: 0] }
     func resetCounts() { singleReads = [:]; scans = [:] }
 

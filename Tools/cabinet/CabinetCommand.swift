@@ -37,19 +37,22 @@ struct Info: ParsableCommand {
                 let isClass = table.lastRowID != nil
                 rows.append([table.name, "\(max(table.records - (isClass ? 1 : 0), 0))",
                              table.lastRowID.map(String.init) ?? "-", table.classVersion.map(String.init) ?? "-",
-                             table.classID.map(String.init) ?? "-", "\(table.bytes)", table.metadataFormat ?? "-"])
+                             table.classID.map(String.init) ?? "-", "\(table.bytes)",
+                             table.transactionPending ? "transaction to roll back" : table.metadataFormat ?? "-"])
             }
             let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
             for row in rows {
                 print(row.enumerated().map { $1.padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0) }.joined())
             }
-            if info.journalPending { print("A save's journal is pending: it is replayed when the store next opens.") }
+            for pending in info.pendingRecovery {
+                print("Pending: \(pending). The next writable open (the app, or `cabinet compact`) finishes it.")
+            }
         }
     }
 }
 
 struct Verify: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Read every record; exit 1 and name what is damaged.")
+    static let configuration = CommandConfiguration(abstract: "Read every record, read-only; exit 1 and name what is damaged or out of place.")
     @Argument(help: "The store directory.") var store: String
 
     func run() throws {
@@ -73,7 +76,7 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let opened = try ObjectStore(path: store)
+            let opened = try ObjectStore(path: store, createIfMissing: false)   // a typo must not become a store
             defer { opened.close() }
             try opened.backup(to: destination)
             print("Backed up \(store) to \(destination)")
@@ -100,7 +103,7 @@ struct Compact: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let opened = try ObjectStore(path: store)
+            let opened = try ObjectStore(path: store, createIfMissing: false)   // a typo must not become a store
             defer { opened.close() }
             let before = try StoreInfoSummary.bytes(of: store)
             try opened.compact()

@@ -42,6 +42,9 @@ public final class MemoryBackend: StorageBackend {
     public func writeCatalog(_ catalog: StoreCatalog) throws { self.catalog = catalog }
 
     public var isReadOnly: Bool { false }
+
+    /// Always empty: nothing of an in-memory store outlives a crash.
+    public func pendingRecovery() throws -> [String] { [] }
 }
 
 /// One in-memory table; transactions keep the values they replace so abort can put them back.

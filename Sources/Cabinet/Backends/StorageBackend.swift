@@ -52,9 +52,20 @@ public protocol StorageBackend: AnyObject {
     /// Replaces the store's catalog, whole or not at all.
     func writeCatalog(_ catalog: StoreCatalog) throws
 
-    /// Whether the backend was opened for reading only: nothing may be written,
-    /// not even to finish a save or a restore that was interrupted.
+
+    /// Whether the backend only reads: it writes nothing, not even to recover.
     var isReadOnly: Bool { get }
+
+    /// What a writable open must finish (replay a journal, roll back a file's
+    /// interrupted transaction) before the tables read consistently, in words;
+    /// empty when nothing is pending. A read-only ``ObjectStore`` refuses to open
+    /// while it is not empty (``CabinetError/recoveryPending(path:reason:)``).
+    /// ```swift
+    /// var reading = TokyoCabinetBackend.Options(); reading.readOnly = true
+    /// let backend = try TokyoCabinetBackend(directory: "/tmp/music", options: reading)
+    /// for work in try backend.pendingRecovery() { print("a writable open will finish: \(work)") }
+    /// ```
+    func pendingRecovery() throws -> [String]
 }
 
 extension StorageBackend {

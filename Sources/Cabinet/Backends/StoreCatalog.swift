@@ -57,7 +57,7 @@ public struct StoreCatalog: Sendable, Equatable {
         for line in lines.dropFirst() {
             // "table TAG NAME": the name is the rest of the line, spaces included.
             let words = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-            guard words.count == 3, words[0] == "table", StorageNames.isValidTableName(String(words[2])) else {
+            guard words.count == 3, words[0] == "table", TableName.problem(with: String(words[2])) == nil else {
                 throw damaged("the line '\(line)'")
             }
             var tag: UInt8?
@@ -68,27 +68,5 @@ public struct StoreCatalog: Sendable, Equatable {
             tables[String(words[2])] = .some(tag)
         }
         self.tables = tables
-    }
-}
-
-/// The rules for table names, the same for every backend.
-public enum StorageNames {
-    /// Whether `name` can be a table: 1 to 255 bytes, no path separator, newline
-    /// or NUL, not hidden (Cabinet's own files start with a dot), and not one of
-    /// Tokyo Cabinet's own files beside a table (`X.wal`, `X.tmp.<n>`).
-    public static func isValidTableName(_ name: String) -> Bool {
-        reasonToRefuse(name) == nil
-    }
-
-    /// Why `name` cannot be a table, or `nil` if it can.
-    public static func reasonToRefuse(_ name: String) -> String? {
-        if name.isEmpty || name.utf8.count > 255 { return "must be 1 to 255 bytes" }
-        if name.hasPrefix(".") { return "starts with '.', which marks the store's own files" }
-        if name.contains("/") || name.contains("\0") || name.contains("\n") { return "contains '/', a newline or NUL" }
-        if name.hasSuffix(".wal") { return "ends with '.wal', the name of a class file's transaction log" }
-        if TokyoCabinetBackend.optimizeTemporaryBase(name) != nil {
-            return "ends with '.tmp.<number>', the name of a class file's temporary copy"
-        }
-        return nil
     }
 }

@@ -6,16 +6,7 @@ extension TokyoCabinetBackend {
     /// Whether `name` is a file Tokyo Cabinet keeps beside a class file, never a class of its own:
     /// its write-ahead log (`Song.wal`) or a temporary of its optimize (`Song.tmp.<n>`).
     static func isLeftover(_ name: String) -> Bool {
-        name.hasSuffix(".wal") || optimizeTemporaryBase(name) != nil
-    }
-
-    /// For `Song.tmp.<digits>`, the name of the file it was rebuilding (`Song`).
-    static func optimizeTemporaryBase(_ name: String) -> String? {
-        guard let range = name.range(of: ".tmp.", options: .backwards) else { return nil }
-        let digits = name[range.upperBound...]
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
-        let base = String(name[..<range.lowerBound])
-        return base.isEmpty ? nil : base
+        name.hasSuffix(".wal") || TableName.isRebuildTemporary(name)
     }
 
     /// Removes Cabinet's own temporaries (a file being created or rebuilt when
@@ -42,7 +33,7 @@ extension TokyoCabinetBackend {
                 } catch {
                     throw CabinetError.cannotAccessDirectory(path: directory, reason: "cannot remove an interrupted restore's copy '\(path)': \(error.localizedDescription)")
                 }
-            } else if let base = optimizeTemporaryBase(name), !base.hasPrefix("."), !base.hasSuffix(".wal") {
+            } else if let base = TableName.rebuiltFile(ofTemporary: name), TableName.problem(with: base) == nil {
                 if !DirectoryFiles.exists(directory + "/" + base) && TokyoCabinetTable.hasMagic(atPath: path) {
                     try DirectoryFiles.replace(directory + "/" + base, with: path, directory: directory, sync: true)
                 } else {

@@ -59,7 +59,7 @@ extension TokyoCabinetBackend {
             throw DirectoryFiles.failure("read restore manifest", manifestPath)
         }
         let names = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        for name in names where !StorageNames.isValidTableName(name) {
+        for name in names where TableName.problem(with: name) != nil {
             throw CabinetError.malformedRecord(RecordLocation(file: manifestPath), reason: "the restore's list of tables names '\(name)', which is not a table")
         }
         return Set(names)

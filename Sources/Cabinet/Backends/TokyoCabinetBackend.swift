@@ -32,8 +32,21 @@ public final class TokyoCabinetBackend: StorageBackend {
         public var mappedSize: Int64 = 1 << 30
         /// Open as a reader: other readers may open the store at the same time,
         /// a writer may not (and a reader cannot open a store a writer has open).
-        /// Nothing is created or written.
+        /// Nothing is created or written, so a reader needs only read permission;
+        /// the directory must already be a store (as with `createIfMissing = false`).
         public var readOnly = false
+        /// Whether opening creates the store when the directory is missing or holds
+        /// no store (the default, for apps). Tools that look after an existing store
+        /// set it to `false`, so a mistyped path is ``CabinetError/notAStore(path:reason:)``
+        /// instead of a new empty store:
+        /// ```swift
+        /// var existing = TokyoCabinetBackend.Options()
+        /// existing.createIfMissing = false
+        /// let backend = try TokyoCabinetBackend(directory: "/tmp/music", options: existing)
+        /// ```
+        /// A store is a directory with a `.cabinet-format` marker or at least one
+        /// Tokyo Cabinet file.
+        public var createIfMissing = true
         /// Whether each commit waits for the data to reach the disk (`HDBOTSYNC`):
         /// survives power loss, at the cost of an fsync per file per save.
         public var syncOnCommit = false
@@ -46,18 +59,23 @@ public final class TokyoCabinetBackend: StorageBackend {
     private var lock: StoreLock?
     var tables: [String: TokyoCabinetTable] = [:]
 
-    /// Opens (creating if missing) the store directory at `directory` and locks it.
+    /// Opens the store directory at `directory` (creating it if missing, unless
+    /// `options` say otherwise) and locks it.
     ///
-    /// Throws ``CabinetError/notADirectory(path:)`` if a file is in the way and
-    /// ``CabinetError/storeLocked(path:pid:)`` if another writer has it open.
+    /// Throws ``CabinetError/notADirectory(path:)`` if a file is in the way,
+    /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not,
+    /// and ``CabinetError/storeLocked(path:pid:)`` if another writer has it open.
+    /// A writable open rolls back any class file's transaction a killed writer
+    /// left half-done; a read-only open leaves that to a writer (see ``pendingRecovery()``).
     public init(directory: String, options: Options = Options()) throws {
         path = directory
         self.options = options
+        let mayCreate = options.createIfMissing && !options.readOnly
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw CabinetError.notADirectory(path: directory) }
-        } else if options.readOnly {
-            throw CabinetError.cannotAccessDirectory(path: directory, reason: "there is no store there to read")
+        } else if !mayCreate {
+            throw CabinetError.notAStore(path: directory, reason: "there is nothing at that path")
         } else {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -67,12 +85,29 @@ public final class TokyoCabinetBackend: StorageBackend {
         }
         lock = try StoreLock(directory: directory, shared: options.readOnly)
         do {
+            if !mayCreate { try requireStore() }
             try finishRestore()
-            if !options.readOnly { try TokyoCabinetBackend.tidyLeftovers(in: directory) }
+            if !options.readOnly {
+                try TokyoCabinetBackend.tidyLeftovers(in: directory)
+                lock?.recordOwner()
+                // Opening a file as a writer makes Tokyo Cabinet roll its transaction back;
+                // a file that fails to open is reported when its class registers.
+                for table in try StoreDirectory.interruptedTransactions(in: directory) { _ = try? openTable(named: table) }
+            }
         } catch {
             close()
             throw error
         }
+    }
+
+    /// Throws unless the directory is a store: it has a format marker or a Tokyo Cabinet file.
+    private func requireStore() throws {
+        if StoreDirectory.exists(path + "/" + TokyoCabinetBackend.formatFileName) { return }
+        let entries = try StoreDirectory.entries(of: path)
+        if entries.contains(where: \.isTokyoCabinetFile) { return }
+        let reason = entries.isEmpty ? "the directory is empty"
+            : "it has no \(TokyoCabinetBackend.formatFileName) marker and none of its \(entries.count) files is a Tokyo Cabinet file"
+        throw CabinetError.notAStore(path: path, reason: reason)
     }
 
     deinit {
@@ -169,8 +204,25 @@ public final class TokyoCabinetBackend: StorageBackend {
     }
 
     public func readJournal() throws -> [UInt8]? {
-        try? JournalFile.remove(journalPath + ".tmp", directory: path, sync: false)
+        // A leftover temporary is a journal that never became one; a reader writes nothing, so leaves it.
+        if !options.readOnly { try? JournalFile.remove(journalPath + ".tmp", directory: path, sync: false) }
         return try JournalFile.read(journalPath)
+    }
+
+
+    /// What a writable open must finish before the files read consistently: a
+    /// save's journal to replay, and each class file whose transaction a killed
+    /// writer left half-done (its `.wal`, which Tokyo Cabinet would roll back, and
+    /// write, at the first open, even a reader's). Empty when there is nothing.
+    public func pendingRecovery() throws -> [String] {
+        var pending: [String] = []
+        if StoreDirectory.exists(journalPath) {
+            pending.append("a journal, \(TokyoCabinetBackend.journalFileName), of a save that changed several files")
+        }
+        for table in try StoreDirectory.interruptedTransactions(in: path) {
+            pending.append("\(table).wal, a transaction of \(table) that did not finish")
+        }
+        return pending
     }
 
     public func removeJournal() throws {

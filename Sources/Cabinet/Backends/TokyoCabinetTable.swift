@@ -61,6 +61,7 @@ final class TokyoCabinetTable: StorageTable {
         self.name = name
         self.path = directory + "/" + name
         self.options = options
+        try StoreDirectory.refuseLinks(forTable: path)
         handle = try TokyoCabinetTable.openHandle(path: path, options: options)
         scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
     }
@@ -124,10 +125,7 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     static func hasMagic(atPath path: String) -> Bool {
-        guard let file = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? file.close() }
-        let head = (try? file.read(upToCount: magic.count)) ?? Data()
-        return Array(head) == magic
+        StoreDirectory.hasMagic(atPath: path)   // follows no link, opens no FIFO
     }
 
     func failure(_ operation: String) -> CabinetError {

@@ -6,14 +6,25 @@ import Musl
 import Darwin
 #endif
 
-/// The file operations a journal needs, with errors that name the file.
+/// The file operations of Cabinet's own files in a store directory (the
+/// journal, the format marker), with errors that name the file.
+///
+/// None of them follows a symbolic link: a link planted in a store directory
+/// in place of one of these files must not make Cabinet read, truncate or
+/// overwrite what it points to. Temporaries are created exclusively (after
+/// removing any leftover), so a link or a hard link in their place is replaced,
+/// never written through.
 enum JournalFile {
     private static func failure(_ operation: String, _ path: String) -> CabinetError {
-        .backendFailure(RecordLocation(file: path), operation: operation, code: errno, message: String(cString: strerror(errno)))
+        let code = errno
+        let message = code == ELOOP ? "it is a symbolic link, which Cabinet does not follow in a store" : String(cString: strerror(code))
+        return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: message)
     }
 
+    /// Creates `path` afresh and writes `bytes` to it. `path` is a temporary that is renamed into place.
     static func write(_ bytes: [UInt8], to path: String, sync: Bool) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if unlink(path) != 0 && errno != ENOENT { throw failure("remove leftover", path) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure("create journal", path) }
         defer { close(fd) }
         var written = 0
@@ -28,31 +39,42 @@ enum JournalFile {
         if sync && fsync(fd) != 0 { throw failure("sync journal", path) }
     }
 
+    /// Renames `from` over `to` (which, if it is a link, is replaced, not followed).
     static func rename(_ from: String, to: String, directory: String, sync: Bool) throws {
         guard Glibc.rename(from, to) == 0 else { throw failure("rename journal", to) }
         if sync { try syncDirectory(directory) }
     }
 
+    /// The whole content of `path`, or `nil` if there is no such file. A link, a
+    /// directory or a device in its place is an error, not something to read.
     static func read(_ path: String) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO in the file's place must not hang the open.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
-            throw failure("open journal", path)
+            throw failure("open", path)
         }
         defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw failure("stat", path) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "open", code: EINVAL,
+                                              message: "it is not a regular file; move it out of the store directory")
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw failure("read journal", path)
+                throw failure("read", path)
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
         }
     }
 
+    /// Removes `path` (a link itself, never its target); no file is fine.
     static func remove(_ path: String, directory: String, sync: Bool) throws {
         if unlink(path) != 0 && errno != ENOENT { throw failure("remove journal", path) }
         if sync { try syncDirectory(directory) }

@@ -61,7 +61,9 @@ struct SaveJournal {
 
     /// Calls `apply` with each operation of a journal file, after checking it whole.
     ///
-    /// Throws if the bytes are not a complete journal (damaged, or cut short).
+    /// Throws if the bytes are not a complete journal (damaged, or cut short), or
+    /// if it names a table that cannot be in a store (`../x`, `.cabinet-lock`, `Song.wal`):
+    /// every name is checked before the first operation is applied.
     static func replay(_ bytes: [UInt8], location: RecordLocation,
                        _ apply: (_ table: String, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void) throws {
         func damaged(_ reason: String) -> CabinetError { .malformedRecord(location, reason: "the save journal is damaged: \(reason)") }
@@ -77,7 +79,13 @@ struct SaveJournal {
         guard try reader.readUInt8() == formatVersion else { throw damaged("unknown journal version") }
         let tableCount = Int(try reader.readLittleEndian(UInt16.self))
         var names: [String] = []
-        for _ in 0..<tableCount { names.append(try reader.readString()) }
+        for _ in 0..<tableCount {
+            // A name from disk becomes a path: one that reaches outside the store, or names
+            // a file that is not a table, must stop the replay before anything is written.
+            let name = try reader.readString()
+            if let problem = TableName.problem(with: name) { throw damaged("it names a table that cannot exist: \(problem)") }
+            names.append(name)
+        }
         var applied: UInt32 = 0
         while true {
             guard let operation = Operation(rawValue: try reader.readUInt8()) else { throw damaged("unknown operation") }

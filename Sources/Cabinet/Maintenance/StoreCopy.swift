@@ -58,8 +58,9 @@ enum StoreCopy {
         guard try !source.tableNames().isEmpty else {
             throw CabinetError.notAStore(path: backup, reason: "it holds no Tokyo Cabinet files, so it is not a backup")
         }
-        if try source.readJournal() != nil {
-            throw CabinetError.notAStore(path: backup, reason: "it has a save to finish (a journal); open it once as a store to finish it, then restore from it")
+        let pending = try source.pendingRecovery()
+        if !pending.isEmpty {
+            throw CabinetError.recoveryPending(path: backup, reason: pending.joined(separator: "; ") + "; finish it before restoring from it")
         }
         let format = try StoreVerifier.recordFormat(of: source)
         let target = try TokyoCabinetBackend(directory: path)

@@ -21,19 +21,30 @@ public struct StoreInfo: Sendable {
         public var classID: UInt8?
         /// `"bnr"` for BNRPersistence's 6-byte metadata row, `"cabinet"` for the 14-byte one.
         public var metadataFormat: String?
+        /// Whether a killed writer left a transaction of this file to roll back (its
+        /// `.wal`); the file is not opened then, so its counts are unknown (0).
+        public var transactionPending = false
     }
 
     public var path: String
     /// The record format: from the store's marker, or plain for a store without one.
     public var recordFormat: RecordFormat
     public var tables: [Table]
-    /// Whether a save's journal is waiting to be replayed (it will be at the next open).
+    /// Whether a save's journal is waiting to be replayed (it will be at the next writable open).
     public var journalPending: Bool
+    /// What the next writable open will finish, in words (a journal, a file's
+    /// interrupted transaction); empty when nothing is pending.
+    public var pendingRecovery: [String]
 
-    /// Reads the store at `path`. Takes the store's lock while it reads, so it
-    /// fails with ``CabinetError/storeLocked(path:pid:)`` if an app has it open.
+    /// Reads the store at `path`, read-only: it shares the store with other
+    /// readers, writes nothing, fails with ``CabinetError/storeLocked(path:pid:)``
+    /// if a writer has it open and with ``CabinetError/notAStore(path:reason:)``
+    /// if `path` is not a store.
     public init(path: String) throws {
-        let backend = try TokyoCabinetBackend(directory: path)
+        var reading = TokyoCabinetBackend.Options()
+        reading.readOnly = true
+        reading.createIfMissing = false
+        let backend = try TokyoCabinetBackend(directory: path, options: reading)
         defer { backend.close() }
         try self.init(backend: backend)
     }
@@ -42,7 +53,15 @@ public struct StoreInfo: Sendable {
         path = backend.path
         recordFormat = try StoreVerifier.recordFormat(of: backend)
         journalPending = try backend.readJournal() != nil
+        pendingRecovery = try backend.pendingRecovery()
+        let interrupted = Set(backend is TokyoCabinetBackend ? try StoreDirectory.interruptedTransactions(in: backend.path) : [])
         tables = try backend.tableNames().map { name in
+            if interrupted.contains(name) {
+                // Opening it would make Tokyo Cabinet roll the transaction back, writing.
+                var info = Table(name: name, records: 0, bytes: 0)
+                info.transactionPending = true
+                return info
+            }
             let table = try backend.openTable(named: name)
             var info = Table(name: name, records: table.recordCount, bytes: (table as? TokyoCabinetTable)?.fileSize ?? 0)
             if name != ObjectStore.namedBuffersTableName {

@@ -8,7 +8,13 @@
 /// and reads to the end, its metadata row decodes, every key is a row ID at or
 /// below the last row ID handed out, every record has its version byte (and, in
 /// checksummed stores, a matching checksum), every record is found again through
-/// its key (the hash index is intact), and a pending save journal is whole.
+/// its key (the hash index is intact), and a pending save journal is whole. It
+/// also names every file of the directory that should be a class file and is not
+/// (random bytes, an empty file, a link), and Tokyo Cabinet's leftovers (a
+/// transaction log of a killed writer, a rebuild's temporary copy) with what to do.
+///
+/// It opens the store read-only, alongside other readers, and writes nothing:
+/// it runs on a store it may only read, and never on a path that is not a store.
 public enum StoreVerifier {
     /// One damaged thing, with where it is.
     public struct Problem: Sendable, CustomStringConvertible {
@@ -18,20 +24,25 @@ public enum StoreVerifier {
     }
 
     /// The problems found in the store at `path` (empty if none). Throws only if
-    /// the store cannot be opened at all (a file in the way, locked by an app).
+    /// the store cannot be opened at all (not a store, a file in the way, locked by a writer).
     public static func verify(path: String) throws -> [Problem] {
-        let backend = try TokyoCabinetBackend(directory: path)
+        var reading = TokyoCabinetBackend.Options()
+        reading.readOnly = true
+        reading.createIfMissing = false
+        let backend = try TokyoCabinetBackend(directory: path, options: reading)
         defer { backend.close() }
         var problems: [Problem] = []
-        if let journal = try backend.readJournal() {
-            do {
+        do {
+            if let journal = try backend.readJournal() {
                 try SaveJournal.replay(journal, location: RecordLocation(file: backend.journalPath)) { _, _, _ in }
-            } catch let error as CabinetError {
-                problems.append(Problem(location: error.location ?? RecordLocation(file: backend.journalPath), reason: "\(error)"))
             }
+        } catch let error as CabinetError {     // damaged, or not a file (a link, a directory)
+            problems.append(Problem(location: error.location ?? RecordLocation(file: backend.journalPath), reason: "\(error)"))
         }
         let format = try recordFormat(of: backend)
-        for name in try backend.tableNames() {
+        let entries = try StoreDirectory.entries(of: path)
+        problems += directoryProblems(entries, backend: backend)
+        for case .table(let name) in entries where !entries.contains(where: { $0.hasPendingTransaction(of: name) }) {
             let location = RecordLocation(file: backend.filePath(forTable: name), className: name)
             do {
                 let table = try backend.openTable(named: name)
@@ -41,6 +52,29 @@ public enum StoreVerifier {
             }
         }
         return problems
+    }
+
+    /// What is in the directory besides readable tables, each with what to do about it.
+    private static func directoryProblems(_ entries: [StoreDirectory.Entry], backend: TokyoCabinetBackend) -> [Problem] {
+        entries.compactMap { entry in
+            switch entry {
+            case .table, .transactionLog(_, _, pending: false):
+                return nil
+            case .transactionLog(let name, let table, pending: true):
+                return Problem(location: RecordLocation(file: backend.filePath(forTable: name), className: table),
+                               reason: "a transaction of \(table) did not finish (its writer was killed) and is kept in this log; \(table) is not checked until it is rolled back: open the store writable once (the app, or `cabinet compact`)")
+            case .rebuildTemporary(let name, let file):
+                let hasOriginal = entries.contains(.table(file))
+                let advice = hasOriginal
+                    ? "\(file) is still there, so this copy is not needed: delete it"
+                    : "\(file) is missing, so this may be its only copy: rename it to \(file) (or open the store writable, which recovers it)"
+                return Problem(location: RecordLocation(file: backend.filePath(forTable: name)),
+                               reason: "a leftover of a rebuild of \(file) (Tokyo Cabinet's optimize) that did not finish; \(advice)")
+            case .foreign(let name, let what):
+                return Problem(location: RecordLocation(file: backend.filePath(forTable: name)),
+                               reason: "\(what), where only class files belong: a class file of this name cannot be read. If it was a class file, restore it from a backup; if it is not part of the store, move it out of the store directory")
+            }
+        }
     }
 
     /// The store's record format, read from its marker without writing one.

@@ -93,8 +93,13 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingClassFile(RecordLocation, classID: UInt8?)
     /// A stored name would collide with a file the store uses for something else.
     case invalidStoredName(className: String, name: String, reason: String)
-    /// A directory is not a complete store or backup (a copy that was interrupted, or no store at all).
+    /// The path was to be opened as an existing store (a maintenance tool, or
+    /// `createIfMissing: false`) and is not one: missing, empty, or some other folder.
     case notAStore(path: String, reason: String)
+    /// A read-only open found work that only a writable open may do: a save's
+    /// journal to replay, or a class file's interrupted transaction to roll back.
+    /// Until then the files may be half-written, so nothing is read from them.
+    case recoveryPending(path: String, reason: String)
 
     /// The location involved, when the error concerns stored data.
     public var location: RecordLocation? {
@@ -166,7 +171,9 @@ public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidStoredName(let className, let name, let reason):
             return "Cabinet: cannot register \(className): its stored name '\(name)' \(reason). Give the class another storedName."
         case .notAStore(let path, let reason):
-            return "Cabinet: '\(path)' is not a complete Cabinet store: \(reason)."
+            return "Cabinet: '\(path)' is not a Cabinet store: \(reason). Check the path; this operation opens only an existing store and never creates one."
+        case .recoveryPending(let path, let reason):
+            return "Cabinet: the store '\(path)' has a save to finish (\(reason)); open it writable once to finish it (the app, or `cabinet compact`). A read-only open writes nothing, so it cannot."
         }
     }
 }

@@ -6,8 +6,8 @@ struct ClassRegistrar {
     unowned let store: ObjectStore
 
     static func validate(name: String, of type: StoredObject.Type) throws {
-        var reason = StorageNames.reasonToRefuse(name)
-        if name == ObjectStore.namedBuffersTableName { reason = "is the file of named buffers" }
+        var reason = TableName.problem(with: name)
+        if name == ObjectStore.namedBuffersTableName { reason = "'\(name)' is the file of named buffers" }
         if let reason {
             throw CabinetError.invalidStoredName(className: String(describing: type), name: name, reason: reason)
         }

@@ -95,20 +95,26 @@ public final class ObjectStore {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
     }
 
-    /// Opens (creating if missing) the store directory at `path`, on Tokyo Cabinet.
+    /// Opens the store directory at `path`, on Tokyo Cabinet, creating it if
+    /// missing unless `createIfMissing` is `false`.
     ///
     /// ```swift
     /// let store = try ObjectStore(path: "/tmp/music")
-    /// let reader = try ObjectStore(path: "/tmp/music", readOnly: true)   // shares with other readers
+    /// let reader = try ObjectStore(path: "/tmp/music", readOnly: true)           // shares with other readers
+    /// let existing = try ObjectStore(path: "/tmp/music", createIfMissing: false)  // a typo is an error, not a new store
     /// ```
     /// A read-only store shares the directory with other readers and excludes
-    /// writers; it never creates or writes anything (`save()` with changes throws
-    /// ``CabinetError/readOnly(path:reason:)``).
-    /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file and
+    /// writers; it never creates or writes anything, so it needs only read
+    /// permission (`save()` with changes throws ``CabinetError/readOnly(path:reason:)``).
+    /// It refuses a store with a save to finish (``CabinetError/recoveryPending(path:reason:)``):
+    /// open it writable once first.
+    /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file,
+    /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not, and
     /// ``CabinetError/storeLocked(path:pid:)`` if another process has the store open.
-    public convenience init(path: String, readOnly: Bool = false, options: Options = Options()) throws {
+    public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options()) throws {
         var tuning = TokyoCabinetBackend.Options()
         tuning.readOnly = readOnly
+        tuning.createIfMissing = createIfMissing
         try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), options: options)
     }
 
@@ -118,6 +124,13 @@ public final class ObjectStore {
     /// let scratch = try ObjectStore(backend: MemoryBackend())
     /// ```
     public init(backend: any StorageBackend, options: Options = Options()) throws {
+        // A reader may not finish what a killed writer left, and must not read half-written files.
+        if backend.isReadOnly {
+            let pending = try backend.pendingRecovery()
+            if !pending.isEmpty {
+                throw CabinetError.recoveryPending(path: backend.path, reason: pending.joined(separator: "; "))
+            }
+        }
         self.backend = backend
         self.path = backend.path
         self.options = options
@@ -126,7 +139,7 @@ public final class ObjectStore {
         resolver.store = self
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
-        try recoverInterruptedSave()
+        if !backend.isReadOnly { try recoverInterruptedSave() }
     }
 
     deinit {

@@ -1,0 +1,138 @@
+import Foundation
+
+/// What the files of a Tokyo Cabinet store directory are, told apart without
+/// following a link and without opening anything but regular files (a FIFO
+/// named like a class must not hang a scan, a link must not be read through).
+///
+/// Used to decide whether a directory is a store at all, what a reader must
+/// refuse (an interrupted transaction it may not roll back), and what
+/// `cabinet verify` reports.
+enum StoreDirectory {
+    /// One non-dot entry of a store directory.
+    enum Entry: Equatable {
+        /// A Tokyo Cabinet file: a class file or the named buffers.
+        case table(String)
+        /// `<table>.wal`, Tokyo Cabinet's transaction log of `table`; `pending` when it
+        /// holds a transaction to roll back (the writer was killed inside it).
+        case transactionLog(String, table: String, pending: Bool)
+        /// `<file>.tmp.<n>`, the copy Tokyo Cabinet's optimize writes before renaming it over `file`.
+        case rebuildTemporary(String, of: String)
+        /// Anything else in the directory: what it is, in words.
+        case foreign(String, what: String)
+
+        /// Whether the entry is `table`'s transaction log holding a transaction to roll back.
+        func hasPendingTransaction(of table: String) -> Bool {
+            if case .transactionLog(_, table, true) = self { return true }
+            return false
+        }
+
+        /// Whether the entry is a Tokyo Cabinet file (a table, or a rebuild's copy of one).
+        var isTokyoCabinetFile: Bool {
+            switch self {
+            case .table, .rebuildTemporary: true
+            case .transactionLog, .foreign: false
+            }
+        }
+    }
+
+    /// The first bytes of every Tokyo Cabinet database file.
+    static let magic = Array("ToKyO CaBiNeT\n".utf8)
+    /// Tokyo Cabinet's header: 256 bytes, its flags byte at offset 33.
+    static let headerSize = 256
+    static let flagsOffset = 33
+    /// The header flag a writer sets while it has the file open (`HDBFOPEN`): still
+    /// set with no writer around, the last one was killed.
+    static let openFlag: UInt8 = 1 << 0
+
+    /// The non-dot entries of `directory`, sorted by name.
+    static func entries(of directory: String) throws -> [Entry] {
+        try names(in: directory).map { classify($0, in: directory) }
+    }
+
+    /// The non-dot names in `directory`, sorted.
+    private static func names(in directory: String) throws -> [String] {
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
+        } catch {
+            throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
+        }
+    }
+
+    static func classify(_ name: String, in directory: String) -> Entry {
+        let path = directory + "/" + name
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return .foreign(name, what: "unreadable: \(String(cString: strerror(errno)))") }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFLNK: return .foreign(name, what: "a symbolic link (Cabinet does not follow links in a store)")
+        case S_IFDIR: return .foreign(name, what: "a directory")
+        default: return .foreign(name, what: "not a regular file")
+        }
+        if name.hasSuffix(".wal") && name.count > 4 {
+            let table = String(name.dropLast(4))
+            return .transactionLog(name, table: table, pending: transactionPending(table: directory + "/" + table, logSize: Int(status.st_size)))
+        }
+        if let file = TableName.rebuiltFile(ofTemporary: name), hasMagic(atPath: path) {
+            return .rebuildTemporary(name, of: file)
+        }
+        if hasMagic(atPath: path) { return .table(name) }
+        return .foreign(name, what: status.st_size == 0 ? "an empty file, not a Tokyo Cabinet file"
+                                                         : "not a Tokyo Cabinet file (it does not start with Tokyo Cabinet's magic)")
+    }
+
+    /// Whether opening `table` would make Tokyo Cabinet roll back a transaction from its
+    /// log: as `tchdbopenimpl` decides it, the file's header still says a writer has
+    /// it open, and the log holds at least its own header (8 bytes) and the file's
+    /// (256 bytes). Tokyo Cabinet does that even for a reader, writing to the file.
+    static func transactionPending(table path: String, logSize: Int) -> Bool {
+        guard logSize >= 8 + headerSize, let header = readHead(of: path, count: headerSize), header.count == headerSize,
+              Array(header.prefix(magic.count)) == magic else { return false }
+        return header[flagsOffset] & openFlag != 0
+    }
+
+    /// The tables of `directory` whose interrupted transaction a writable open rolls back.
+    static func interruptedTransactions(in directory: String) throws -> [String] {
+        // Every open checks this: look at the logs only, not into every class file.
+        try names(in: directory).filter { $0.hasSuffix(".wal") }.compactMap { name in
+            if case .transactionLog(_, let table, true) = classify(name, in: directory) { return table }
+            return nil
+        }
+    }
+
+    /// Whether `path` is a regular file that starts with Tokyo Cabinet's magic.
+    static func hasMagic(atPath path: String) -> Bool {
+        readHead(of: path, count: magic.count).map { $0 == magic } ?? false
+    }
+
+    /// Up to `count` first bytes of the regular file at `path`; `nil` for a link, a
+    /// FIFO, a device or a directory, which are never opened for reading.
+    static func readHead(of path: String, count: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, 0) }
+        guard read >= 0 else { return nil }
+        return Array(bytes.prefix(read))
+    }
+
+    /// Whether `path` exists as anything (a link counts, and is not followed).
+    static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
+    /// Refuses a class file (or its transaction log) that is a link: Tokyo Cabinet
+    /// opens both by path, and would read, fill or truncate whatever the link points at.
+    static func refuseLinks(forTable path: String) throws {
+        for file in [path, path + ".wal"] {
+            var status = stat()
+            if lstat(file, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK {
+                throw CabinetError.notADatabase(RecordLocation(file: file),
+                                                reason: "it is a symbolic link, which Cabinet does not follow in a store; replace it with the file itself")
+            }
+        }
+    }
+}

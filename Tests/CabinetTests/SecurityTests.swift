@@ -1,0 +1,203 @@
+@testable import Cabinet
+import Foundation
+import Testing
+
+/// A store directory someone else can write to must not turn Cabinet against
+/// files outside it, nor let a second writer in: links are never followed,
+/// names read from disk are checked, and the lock cannot be removed.
+@Suite struct SecurityTests {
+    /// A file outside the store that a planted link points at, and its original bytes.
+    private func victim(in directory: TemporaryDirectory, _ text: String = "precious, not Cabinet's\n") throws -> (path: String, bytes: Data) {
+        let path = directory.path + "/victim"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return (path, Data(text.utf8))
+    }
+
+    private func saveSongAndPlaylist(_ path: String, title: String = "saved") throws {
+        let store = try ObjectStore(path: path)
+        try store.register(Song.self, Playlist.self)
+        let song = Song(); song.title = title; store.insert(song)
+        let list = Playlist(); list.songs = [song]; store.insert(list)
+        try store.save()            // two files: through the journal
+        store.close()
+    }
+
+    private func titles(_ path: String) throws -> [String] {
+        let store = try ObjectStore(path: path, readOnly: true)
+        defer { store.close() }
+        try store.register(Song.self, Playlist.self)
+        return try store.fetchAll(Song.self).map(\.title).sorted()
+    }
+
+    @Test func aLockFileThatIsALinkIsReplacedNotWrittenThrough() throws {
+        let outside = try TemporaryDirectory()
+        let (target, original) = try victim(in: outside)
+        let store = outside.path + "/store"
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-lock", withDestinationPath: target)
+        try saveSongAndPlaylist(store)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
+
+        // A hard link is a second name for the victim: it must be replaced too, not truncated.
+        #expect(link(target, store + "/.cabinet-lock") == 0)
+        try saveSongAndPlaylist(store, title: "again")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
+        #expect(try titles(store) == ["again", "saved"])
+    }
+
+    @Test func journalAndMarkerTemporariesThatAreLinksAreReplacedNotWrittenThrough() throws {
+        let outside = try TemporaryDirectory()
+        let (target, original) = try victim(in: outside)
+        let store = outside.path + "/store"
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-format.tmp", withDestinationPath: target)
+        try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-journal.tmp", withDestinationPath: target)
+        try saveSongAndPlaylist(store)          // writes the marker and a journal, each through its temporary
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
+        #expect(try String(contentsOfFile: store + "/.cabinet-format", encoding: .utf8) == "cabinet-record-format checksummed\n")
+        #expect(try titles(store) == ["saved"])
+        #expect(!StoreDirectory.exists(store + "/.cabinet-journal.tmp") && !StoreDirectory.exists(store + "/.cabinet-journal"))
+    }
+
+    @Test func aJournalOrMarkerThatIsALinkIsRefusedUnread() throws {
+        let outside = try TemporaryDirectory()
+        let (target, original) = try victim(in: outside)
+        let store = outside.path + "/store"
+        try saveSongAndPlaylist(store)
+        try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-journal", withDestinationPath: target)
+        let error = expectCabinetError({ _ = try ObjectStore(path: store) }) {
+            if case .backendFailure(let location, _, _, let message) = $0 {
+                return location.file.hasSuffix(".cabinet-journal") && message.contains("symbolic link")
+            }
+            return false
+        }
+        #expect(error != nil)
+        try FileManager.default.removeItem(atPath: store + "/.cabinet-journal")
+        try FileManager.default.removeItem(atPath: store + "/.cabinet-format")
+        try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-format", withDestinationPath: target)
+        #expect(throws: CabinetError.self) { _ = try ObjectStore(path: store) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
+    }
+
+    @Test func aClassFileOrItsLogThatIsALinkIsRefused() throws {
+        let outside = try TemporaryDirectory()
+        let (target, original) = try victim(in: outside)
+        let empty = outside.path + "/empty"
+        #expect(FileManager.default.createFile(atPath: empty, contents: nil))
+        let store = outside.path + "/store"
+        try saveSongAndPlaylist(store)
+        // An empty file behind a link would be made into a database; a log behind one, truncated.
+        try FileManager.default.createSymbolicLink(atPath: store + "/Album", withDestinationPath: empty)
+        try FileManager.default.createSymbolicLink(atPath: store + "/Song.wal", withDestinationPath: target)
+        let opened = try ObjectStore(path: store)
+        for type: StoredObject.Type in [Album.self, Song.self] {
+            let error = expectCabinetError({ try opened.register(type) }) {
+                if case .notADatabase(_, let reason) = $0 { return reason.contains("symbolic link") }
+                return false
+            }
+            #expect(error != nil, "\(type)")
+        }
+        opened.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).isEmpty)
+    }
+
+    @Test func aStoreDirectoryThatIsALinkIsRefused() throws {
+        let outside = try TemporaryDirectory()
+        try saveSongAndPlaylist(outside.path + "/store")
+        try FileManager.default.createSymbolicLink(atPath: outside.path + "/alias", withDestinationPath: outside.path + "/store")
+        let error = expectCabinetError({ _ = try ObjectStore(path: outside.path + "/alias") }) {
+            if case .cannotAccessDirectory(_, let reason) = $0 { return reason.contains("symbolic link") }
+            return false
+        }
+        #expect(error != nil)
+    }
+
+    /// A journal written by hand: table names as given, each with one put.
+    private func plantJournal(_ store: String, tables: [String]) throws {
+        var journal = SaveJournal()
+        var record = DataBuffer(); record.writeUInt8(1); record.writeString("planted"); record.writeUInt32(1)
+        record.appendTrailer(for: .checksummed)
+        for table in tables {
+            RawTokyoCabinet.rowKey(900).withUnsafeBytes { key in record.withUnsafeBytes { journal.record(table: table, key: key, value: $0) } }
+        }
+        try Data(journal.encoded()).write(to: URL(fileURLWithPath: store + "/" + TokyoCabinetBackend.journalFileName))
+    }
+
+    @Test(arguments: ["../escape", "/tmp/escape", ".cabinet-lock", "Song.wal", "Song.tmp.12", ""])
+    func aJournalNamingAFileThatIsNotATableIsDamagedAndAppliesNothing(_ name: String) throws {
+        let outside = try TemporaryDirectory()
+        let store = outside.path + "/store"
+        try saveSongAndPlaylist(store)
+        // A valid table first: nothing may be applied before every name is checked.
+        try plantJournal(store, tables: ["Song", name])
+        let before = try DirectorySnapshot(store)
+        let journal = store + "/" + TokyoCabinetBackend.journalFileName
+        let error = expectCabinetError({ _ = try ObjectStore(path: store) }) {
+            if case .malformedRecord(let location, let reason) = $0 {
+                return location.file == journal && reason.contains("the save journal is damaged") && reason.contains("cannot exist")
+            }
+            return false
+        }
+        #expect(error != nil)
+        #expect(try DirectorySnapshot(store).entries == before.entries)     // the directory itself changed: the writer's lock note came and went
+        #expect(!FileManager.default.fileExists(atPath: outside.path + "/escape"))
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/escape"))
+        try FileManager.default.removeItem(atPath: journal)     // as the error says: move it away, the store is as before
+        #expect(try titles(store) == ["saved"])
+    }
+
+    @Test func storedNamesThatCollideWithOtherFilesAreRefusedAtRegister() throws {
+        final class Log: StoredObject { override class var storedName: String { "Song.wal" } }
+        final class Copy: StoredObject { override class var storedName: String { "Song.tmp.3" } }
+        final class Escape: StoredObject { override class var storedName: String { "../Song" } }
+        let store = try ObjectStore(backend: MemoryBackend())
+        for type: StoredObject.Type in [Log.self, Copy.self, Escape.self] {
+            let error = expectCabinetError({ try store.register(type) }) {
+                if case .invalidStoredName(_, let name, let reason) = $0 { return name == type.storedName && reason.contains(type.storedName) }
+                return false
+            }
+            #expect(error != nil, "\(type.storedName)")
+        }
+        #expect(TableName.problem(with: "Song") == nil && TableName.problem(with: "My.tmp.file") == nil)
+    }
+
+    @Test func removingTheLockFileLetsNoSecondWriterIn() throws {
+        let directory = try TemporaryDirectory()
+        let first = try ObjectStore(path: directory.path)
+        #expect(StoreDirectory.exists(directory.path + "/.cabinet-lock"))
+        try FileManager.default.removeItem(atPath: directory.path + "/.cabinet-lock")
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path, readOnly: true) }
+        first.close()
+        #expect(!StoreDirectory.exists(directory.path + "/.cabinet-lock"), "closing leaves no stale process ID")
+
+        // The same with the writer in another process.
+        let (holder, input, line) = try startHolder(directory.path)
+        #expect(line == "locked \(holder.processIdentifier)")
+        try FileManager.default.removeItem(atPath: directory.path + "/.cabinet-lock")
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        let after = try ObjectStore(path: directory.path)
+        after.close()
+    }
+
+    @Test func aStaleLockNoteOfAKilledWriterNamesNoOne() throws {
+        let directory = try TemporaryDirectory()
+        try saveSongAndPlaylist(directory.path)
+        // What a killed writer leaves: its note, naming a process that is gone.
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        try Data("\(gone.processIdentifier)\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/.cabinet-lock"))
+        let reader = try ObjectStore(path: directory.path, readOnly: true)
+        // Only a reader holds the store: the writer is told no process ID, not the dead one.
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
+        reader.close()
+        let writer = try ObjectStore(path: directory.path)
+        #expect(try String(contentsOfFile: directory.path + "/.cabinet-lock", encoding: .utf8) == "\(getpid())\n")
+        writer.close()
+    }
+}
