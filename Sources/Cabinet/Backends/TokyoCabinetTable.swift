@@ -46,14 +46,15 @@ final class TokyoCabinetTable: StorageTable {
     init(path: String, options: TokyoCabinetBackend.Options) throws {
         self.path = path
         readOnly = options.readOnly
+        // Checked before tchdbnew: throwing after it would leak the handle.
+        if options.readOnly && !FileManager.default.fileExists(atPath: path) {
+            throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
+        }
         guard let hdb = tchdbnew() else {
             throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
         }
         _ = tchdbtune(hdb, options.bucketCount, options.alignmentPower, options.freeBlockPoolPower, 0)
         _ = tchdbsetxmsiz(hdb, options.mappedSize)
-        if options.readOnly && !FileManager.default.fileExists(atPath: path) {
-            throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
-        }
         var mode = options.readOnly ? Int32(HDBOREADER | HDBOLCKNB) : Int32(HDBOREADER | HDBOWRITER | HDBOCREAT | HDBOLCKNB)
         if options.syncOnCommit { mode |= Int32(HDBOTSYNC) }
         guard tchdbopen(hdb, path, mode) else {
