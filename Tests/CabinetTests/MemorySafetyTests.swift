@@ -141,4 +141,30 @@ final class BufferKeeper: StoredObject {
         #expect(try reopened.fetchAll(Song.self).map(\.title) == ["first"])
         reopened.close()
     }
+
+    @Test(arguments: BackendKind.allCases)
+    func undoingAnEditOfAnInsertDeletedWhileUndoWasOffPutsBackOnlyItsValues(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open()
+        let song = Song(); song.title = "v1"
+        store.undoManager.beginGroup(named: "insert")
+        store.insert(song)
+        store.undoManager.endGroup()
+        store.undoManager.beginGroup(named: "edit")
+        song.title = "v2"
+        store.undoManager.endGroup()
+        store.undoManager.isEnabled = false
+        store.delete(song)                                // never saved, not recorded: it has no row now
+        store.undoManager.isEnabled = true
+        #expect(song.rowID == 0 && song.store == nil)
+
+        try store.undoManager.undo()                      // the edit: its values come back, not a row
+        #expect(song.title == "v1")
+        #expect(song.store == nil)
+        try store.save()
+        store.close()
+        let reopened = try fixture.open()
+        #expect(try reopened.fetchAll(Song.self).isEmpty, "nothing was written, at row 0 or anywhere")
+        reopened.close()
+    }
 }

@@ -71,8 +71,16 @@ extension ObjectStore {
         let object = liveInstance(of: recorded, entry: entry)
         switch action {
         case .restoreContent(_, let content):
-            if object.entry == nil { entry.adopt(object) }   // it left unrecorded (undo was off): it comes back
             let inverse = UndoAction.restoreContent(object, snapshot(of: object, entry: entry))
+            if object.entry == nil {
+                // It left while undo was off. With its row it comes back; an unsaved
+                // insert deleted then has no row: only its values go back.
+                guard object.rowID >= ClassMetadata.firstObjectRowID else {
+                    try restore(content, into: object, entry: entry)
+                    return inverse
+                }
+                entry.adopt(object)
+            }
             try restore(content, into: object, entry: entry)
             markRestoredObjectChanged(object, entry: entry)
             return inverse
