@@ -77,6 +77,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/FullDisk"
         ),
+        // A process that misuses a store (two threads, changes during save) and should die saying so.
+        .executableTarget(
+            name: "cabinet-misuse",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/Misuse"
+        ),
         .testTarget(
             name: "CabinetTests",
             dependencies: ["Cabinet", "CTokyoCabinet"]

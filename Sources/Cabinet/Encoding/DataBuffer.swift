@@ -118,24 +118,40 @@ public struct DataBuffer {
 }
 
 /// Where a buffer's bytes were read from: a record of a class, or a named buffer.
+///
+/// The class entry is held strongly: an app may keep the buffer beyond
+/// `read(from:)` (a copy is just a struct), and the error it throws then must
+/// still name its record rather than read a freed entry. The store's read loops
+/// set the entry once per class and only move `rowID` per record (`pointOrigin`),
+/// so the reference costs no retain per record.
 struct RecordOrigin {
-    // Unmanaged rather than an unowned(unsafe) optional: reflecting (dump, Swift
-    // Testing's failure messages) an optional struct holding the latter crashed.
-    private var entryReference: Unmanaged<ClassEntry>?
+    private(set) var entry: ClassEntry?
     var rowID: UInt32
     var file: String?
 
     init(entry: ClassEntry?, rowID: UInt32, file: String?) {
-        entryReference = entry.map { Unmanaged.passUnretained($0) }
+        self.entry = entry
         self.rowID = rowID
         self.file = file
     }
 
     var location: RecordLocation {
-        if let entry = entryReference?.takeUnretainedValue() {
+        if let entry {
             return RecordLocation(file: entry.table.path, className: entry.name, rowID: rowID)
         }
         return RecordLocation(file: file ?? "<DataBuffer>")
+    }
+}
+
+extension DataBuffer {
+    /// Names the record about to be read: `rowID` of `entry`'s class.
+    @inline(__always)
+    mutating func pointOrigin(at entry: ClassEntry, rowID: UInt32) {
+        if origin?.entry === entry {
+            origin!.rowID = rowID
+        } else {
+            origin = RecordOrigin(entry: entry, rowID: rowID, file: nil)
+        }
     }
 }
 

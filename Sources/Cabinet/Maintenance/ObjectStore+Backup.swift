@@ -18,6 +18,9 @@ extension ObjectStore {
     /// backup that was interrupted leaves no directory at `destination` that
     /// could pass for a backup.
     public func backup(to destination: String) throws {
+        useDetector.enter("backup(to:)")
+        defer { useDetector.leave() }
+        if isSaving { changeDuringSave("backup(to:)") }
         try checkOpen()
         if journalAwaitsReplay { try recoverInterruptedSave() }
         try StoreCopy.copy(from: backend, format: recordFormat, toNewStoreAt: destination)
@@ -48,6 +51,9 @@ extension ObjectStore {
     /// Each file is rewritten beside the old one and renamed over it, so at every
     /// instant the store holds each class's old file or its new one, whole.
     public func compact() throws {
+        // It rewrites every file: an enumerate body or a read(from:) would be scanning one.
+        useDetector.enterAlone("compact()")
+        defer { useDetector.leave() }
         try checkOpen()
         guard !hasUnsavedChanges else { throw CabinetError.unsavedChanges(className: "the store") }
         if journalAwaitsReplay { try recoverInterruptedSave() }

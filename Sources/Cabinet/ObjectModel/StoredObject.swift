@@ -53,7 +53,11 @@ open class StoredObject {
     @exclusivity(unchecked) @usableFromInline final var contentState: ContentState = .loaded
 
     /// The store's bookkeeping for this object's class; `nil` while the object
-    /// belongs to no store. Unretained: the store detaches its live objects when it closes.
+    /// belongs to no store. Unretained, and never dangling: an object with an
+    /// entry is that entry's live instance of its row (`UniquingTable.insert`
+    /// stops the program rather than let a second one in), and when the store
+    /// closes it detaches every live object, or, for a fault, the entry keeps
+    /// itself alive until the fault is freed (`ClassEntry.keepForFaults`).
     @usableFromInline final var entry: ClassEntry? {
         get { entryReference?.takeUnretainedValue() }
         set { entryReference = newValue.map { Unmanaged.passUnretained($0) } }
@@ -78,7 +82,9 @@ open class StoredObject {
     public required init() {}
 
     deinit {
-        entryReference?._withUnsafeGuaranteedRef { $0.objectDidDeinit(self) }
+        guard let reference = entryReference else { return }
+        // The last fault of a closed store lets its entry go, once the entry's own code is done.
+        if reference._withUnsafeGuaranteedRef({ $0.objectDidDeinit(self) }) { reference.release() }
     }
 
     /// Reads the object's content, in the order ``write(to:)`` wrote it.
@@ -114,7 +120,11 @@ open class StoredObject {
     @usableFromInline
     final func loadContentIfNeeded() {
         guard !hasContent, !contentLoadFailed, let entry else { return }
-        entry.store?.loadFaultReportingErrors(self, entry: entry)
+        if let store = entry.store {
+            store.loadFaultReportingErrors(self, entry: entry)
+        } else {
+            entry.reportClosedStore(readingFault: self)
+        }
     }
 
     /// Records that a `@Stored` property is about to change.

@@ -2,6 +2,9 @@
 /// metadata row, its live instances, and the changes waiting for the next save.
 @usableFromInline
 final class ClassEntry {
+    /// Unretained (the store owns its entries), and cleared by `close()`, which
+    /// the store's deinit runs: an entry that outlives its store (held by a
+    /// fault of the closed store, or a buffer's origin) finds `nil`.
     unowned(unsafe) var store: ObjectStore?
     let type: StoredObject.Type
     let name: String
@@ -65,9 +68,57 @@ final class ClassEntry {
         live.insert(object, at: object.rowID, denseLimit: denseLimit)
     }
 
-    /// Called from `StoredObject.deinit`.
-    func objectDidDeinit(_ object: StoredObject) {
+    /// The next row ID for an insert, or `nil` if every row ID is used. A row
+    /// with a live instance already (a fault made for a row not handed out yet,
+    /// by `fault(_:rowID:)` or a damaged reference) is skipped: it keeps its instance.
+    @inline(__always)
+    func takeNextRowID() -> UInt32? {
+        while metadata.lastRowID < UInt32.max {
+            metadata.lastRowID += 1
+            if _fastPath(live.object(at: metadata.lastRowID) == nil) { return metadata.lastRowID }
+        }
+        return nil
+    }
+
+    /// Called from `StoredObject.deinit`. Returns `true` when the object was the
+    /// last fault of a closed store: the caller then drops the entry's hold on
+    /// itself (see `keepForFaults`), after this call has returned.
+    @inline(__always)
+    func objectDidDeinit(_ object: StoredObject) -> Bool {
         live.remove(object, at: object.rowID)
+        return _slowPath(heldForFaults) && live.count == 0 && stopHoldingForFaults()
+    }
+
+    // MARK: Faults of a closed store
+
+    /// Whether the entry keeps itself alive for the faults of its closed store.
+    @exclusivity(unchecked) private var heldForFaults = false
+    /// Told when a fault of the closed store is read: the store's fault error handler.
+    private var closedStoreHandler: ((CabinetError) -> Void)?
+    private var closedStorePath = ""
+
+    /// At close: faults still alive keep pointing here, so reading one tells
+    /// `handler` the store is closed instead of silently giving default values.
+    /// The entry holds itself (one retain) until the last of them is freed, so
+    /// their unretained reference never dangles.
+    func keepForFaults(reportingTo handler: @escaping (CabinetError) -> Void, path: String) {
+        guard live.count > 0, !heldForFaults else { return }
+        closedStoreHandler = handler
+        closedStorePath = path
+        heldForFaults = true
+        _ = Unmanaged.passRetained(self)
+    }
+
+    private func stopHoldingForFaults() -> Bool {
+        heldForFaults = false
+        closedStoreHandler = nil
+        return true
+    }
+
+    /// A `@Stored` property of a fault of the closed store was read.
+    func reportClosedStore(readingFault object: StoredObject) {
+        object.contentLoadFailed = true
+        closedStoreHandler?(.storeClosed(path: closedStorePath))
     }
 
     /// Detaches `object` from the store (after its delete is saved, or on close).

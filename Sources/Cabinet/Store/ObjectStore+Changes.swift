@@ -9,30 +9,32 @@ extension ObjectStore {
     /// Inserting an object that is already in this store does nothing (or,
     /// if it was deleted and not yet saved, keeps it). The object's class must
     /// be registered; inserting an object of an unregistered class, or one that
-    /// belongs to another store, is a programming error and stops the program.
+    /// belongs to another store, into a closed store or during ``save()``
+    /// (from a `write(to:)`), is a programming error and stops the program.
     public func insert(_ object: StoredObject) {
+        useDetector.enter("insert(_:)")
+        defer { useDetector.leave() }
+        if _slowPath(isClosed || isSaving) { changeDuringSaveOrClosed("insert(_:)") }
         if let current = object.entry {
-            precondition(current.store === self, "Cabinet: this \(type(of: object)) belongs to another store")
+            if current.store !== self { insertMisuse(object, current) }
             if object.changeState == .deleted {
                 object.changeState = .updated
                 current.updated.append(object)
             }
             return
         }
-        precondition(!isClosed, "Cabinet: insert into the closed store '\(path)'")
         guard let entry = entry(for: type(of: object)) else {
-            preconditionFailure("Cabinet: \(type(of: object)) is not registered with this store; call store.register(\(type(of: object)).self) first")
+            fatalError("Cabinet: \(type(of: object)) is not registered with this store; call store.register(\(type(of: object)).self) first")
         }
-        guard entry.metadata.lastRowID < UInt32.max else {
+        guard let rowID = entry.takeNextRowID() else {
             // Only a damaged (or truly exhausted) metadata row gets here; insert cannot
             // throw, so the next save reports it and the object stays out of the store.
             deferredSaveError = .malformedMetadata(entry.location(row: ClassMetadata.rowID),
                                                    reason: "every row ID has been used, so no object can be inserted")
             return
         }
-        entry.metadata.lastRowID += 1
         entry.metadataChanged = true
-        object.rowID = entry.metadata.lastRowID
+        object.rowID = rowID
         if object.rowID > entry.denseLimit { entry.updateDenseLimit() }
         object.hasContent = true
         object.contentLoadFailed = false
@@ -58,7 +60,10 @@ extension ObjectStore {
     /// Deleting an object that was inserted and never saved simply forgets it.
     /// Deleting an object of no store, or one already deleted, does nothing.
     public func delete(_ object: StoredObject) {
+        useDetector.enter("delete(_:)")
+        defer { useDetector.leave() }
         guard let entry = object.entry, entry.store === self, object.changeState != .deleted else { return }
+        if isSaving { changeDuringSave("delete(_:)") }
         object.prepareForDelete()
         if object.changeState == .deleted { return }   // prepareForDelete deleted it itself
         if undoManager.isRecording {
@@ -88,9 +93,12 @@ extension ObjectStore {
     /// list.cachedDuration = 0     // a property that is not @Stored
     /// ```
     public func willUpdate(_ object: StoredObject) {
+        useDetector.enter("willUpdate(_:)")
+        defer { useDetector.leave() }
         guard let entry = object.entry, entry.store === self else { return }
         let state = object.changeState
         if state == .loading || state == .deleted { return }
+        if isSaving && state == .clean { changeDuringSave("a change to \(type(of: object)) row \(object.rowID) (a @Stored setter or willUpdate(_:))") }
         object.loadContentIfNeeded()
         if undoManager.isRecording {
             let stamp = undoManager.currentStamp()
@@ -109,5 +117,19 @@ extension ObjectStore {
     /// Whether anything was inserted, changed or deleted since the last save.
     public var hasUnsavedChanges: Bool {
         !pendingNamedBuffers.isEmpty || entriesByName.values.contains { $0.hasChanges }
+    }
+}
+
+extension ObjectStore {
+    private func changeDuringSaveOrClosed(_ call: String) -> Never {
+        if isSaving { changeDuringSave(call) }
+        fatalError("Cabinet: \(call) into the closed store '\(path)'")
+    }
+
+    private func insertMisuse(_ object: StoredObject, _ current: ClassEntry) -> Never {
+        if current.store == nil {
+            fatalError("Cabinet: this \(type(of: object)) (row \(object.rowID)) is a fault of a closed store: its content was never loaded, so there is nothing to insert")
+        }
+        fatalError("Cabinet: this \(type(of: object)) belongs to another store")
     }
 }

@@ -7,6 +7,8 @@ extension ObjectStore {
     /// let same = try store.fetch(Song.self, rowID: song.rowID)
     /// ```
     public func fetch<T: StoredObject>(_ type: T.Type, rowID: UInt32) throws -> T? {
+        useDetector.enter("fetch(_:rowID:)")
+        defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
         return try loadedObject(entry, rowID: rowID).map { unsafeDowncast($0, to: T.self) }
     }
@@ -52,6 +54,8 @@ extension ObjectStore {
     /// ```
     /// Whether the row exists is found out when the fault loads.
     public func fault<T: StoredObject>(_ type: T.Type, rowID: UInt32) throws -> T {
+        useDetector.enter("fault(_:rowID:)")
+        defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
         guard rowID >= ClassMetadata.firstObjectRowID else {
             throw CabinetError.missingRecord(entry.location(row: rowID))
@@ -102,6 +106,8 @@ extension ObjectStore {
 
     /// The number of saved objects of `type` (not counting unsaved inserts and deletes).
     public func count<T: StoredObject>(of type: T.Type) throws -> Int {
+        useDetector.enter("count(of:)")
+        defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
         return max(entry.table.recordCount - 1, 0)
     }
@@ -112,8 +118,12 @@ extension ObjectStore {
     /// ```swift
     /// try store.load(list.songs[0])
     /// ```
-    /// Does nothing for an object that already has its content.
+    /// Does nothing for an object that already has its content; throws
+    /// ``CabinetError/storeClosed(path:)`` once the store is closed.
     public func load(_ object: StoredObject) throws {
+        useDetector.enter("load(_:)")
+        defer { useDetector.leave() }
+        try checkOpen()
         guard !object.hasContent, let entry = object.entry, entry.store === self else { return }
         guard try loadContent(of: object, entry: entry) else {
             throw CabinetError.missingRecord(entry.location(row: object.rowID))
@@ -123,6 +133,8 @@ extension ObjectStore {
 
     /// Loads a fault for a `@Stored` getter or setter, which cannot throw.
     func loadFaultReportingErrors(_ object: StoredObject, entry: ClassEntry) {
+        useDetector.enter("reading a fault's @Stored property")
+        defer { useDetector.leave() }
         do {
             if try !loadContent(of: object, entry: entry) {
                 throw CabinetError.missingRecord(entry.location(row: object.rowID))
@@ -156,7 +168,7 @@ extension ObjectStore {
     @inline(__always)
     func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry,
                 versioned: Bool? = nil, fromDisk: Bool = true) throws {
-        buffer.origin = RecordOrigin(entry: entry, rowID: object.rowID, file: nil)
+        buffer.pointOrigin(at: entry, rowID: object.rowID)
         if fromDisk { try buffer.removeTrailer(for: recordFormat) }
         if versioned ?? options.perInstanceVersioning {
             let version = try buffer.readUInt8()
@@ -184,6 +196,8 @@ extension ObjectStore {
     /// inserts. Not generic, so nothing in it looks up type metadata per object.
     @usableFromInline
     func scan(_ type: StoredObject.Type, reserve: (Int) -> Void, _ body: (StoredObject) throws -> Bool) throws {
+        useDetector.enter("fetchAll(_:) or enumerate(_:_:)")
+        defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
         reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
         entry.live.reserve(upTo: min(entry.metadata.lastRowID, entry.denseLimit))

@@ -14,6 +14,9 @@ extension ObjectStore {
     /// ``CabinetError/referenceToUninsertedObject(_:targetClass:)`` if the buffer
     /// refers to an object that was never inserted.
     public func setNamedBuffer(_ buffer: DataBuffer, forName name: String) throws {
+        useDetector.enter("setNamedBuffer(_:forName:)")
+        defer { useDetector.leave() }
+        if isSaving { changeDuringSave("setNamedBuffer(_:forName:)") }
         try checkOpen()
         try ObjectStore.validateBufferName(name)
         if let target = buffer.firstUninsertedReference {
@@ -37,6 +40,8 @@ extension ObjectStore {
     /// }
     /// ```
     public func namedBuffer(forName name: String) throws -> DataBuffer? {
+        useDetector.enter("namedBuffer(forName:)")
+        defer { useDetector.leave() }
         try checkOpen()
         try ObjectStore.validateBufferName(name)
         let bytes: [UInt8]?
@@ -58,6 +63,9 @@ extension ObjectStore {
 
     /// Removes the buffer stored under `name` at the next save.
     public func removeNamedBuffer(forName name: String) throws {
+        useDetector.enter("removeNamedBuffer(forName:)")
+        defer { useDetector.leave() }
+        if isSaving { changeDuringSave("removeNamedBuffer(forName:)") }
         try checkOpen()
         try ObjectStore.validateBufferName(name)
         pendingNamedBuffers[name] = .some(nil)

@@ -14,7 +14,12 @@ extension ObjectStore {
     /// all-or-nothing even if the process is killed in the middle: the next open
     /// (or save) finishes it. See `docs/FORMAT.md`.
     public func save() throws {
+        useDetector.enter("save()")
+        defer { useDetector.leave() }
+        if isSaving { changeDuringSave("save()") }
         try checkOpen()
+        isSaving = true   // a change from a write(to:) now would be lost: it stops the program
+        defer { isSaving = false }
         undoManager.closeImplicitGroup()
         if let error = deferredSaveError {
             deferredSaveError = nil

@@ -52,6 +52,10 @@ public final class ObjectStore {
     var entriesByName: [String: ClassEntry] = [:]
     var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
     @exclusivity(unchecked) var isClosed = false
+    /// Set while `save()` writes: a change made then (from a `write(to:)`) would be lost, so it stops the program.
+    @exclusivity(unchecked) var isSaving = false
+    /// Stops the program when two threads use the store at once.
+    let useDetector: ConcurrentUseDetector
     /// Undo and redo of every change to this store's objects; see ``StoreUndoManager``.
     ///
     /// ```swift
@@ -134,6 +138,7 @@ public final class ObjectStore {
         self.backend = backend
         self.path = backend.path
         self.options = options
+        useDetector = ConcurrentUseDetector(path: backend.path)
         recordFormat = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
         catalog = try backend.readCatalog()
         resolver.store = self
@@ -161,6 +166,9 @@ public final class ObjectStore {
 
     /// Registers one class; see ``register(_:)-(StoredObject.Type...)``.
     public func register(_ type: StoredObject.Type) throws {
+        useDetector.enter("register(_:)")
+        defer { useDetector.leave() }
+        if isSaving { changeDuringSave("register(_:)") }
         try checkOpen()
         if entriesByType[ObjectIdentifier(type)] != nil { return }
         let name = type.storedName
@@ -233,8 +241,19 @@ public final class ObjectStore {
     /// Closes the store: unsaved changes are discarded, every live object's
     /// ``StoredObject/dissolveAllRelationships()`` is called to free cycles,
     /// and objects are detached (they keep their values but belong to no store).
+    /// A fault (an object whose content was never loaded) has no values to keep:
+    /// reading one of its `@Stored` properties afterwards gives the default value
+    /// and tells ``faultErrorHandler`` ``CabinetError/storeClosed(path:)``.
     /// The files are closed and the lock released. Calling it twice does nothing.
+    ///
+    /// ```swift
+    /// store.close()
+    /// try store.load(song)    // throws storeClosed
+    /// ```
     public func close() {
+        if isSaving { changeDuringSave("close()") }
+        useDetector.enterAlone("close()")
+        defer { useDetector.leave() }
         guard !isClosed else { return }
         isClosed = true
         let entries = Array(entriesByName.values)
@@ -244,17 +263,18 @@ public final class ObjectStore {
             object.changeState = .loading   // the dissolving setters record nothing
             object.dissolveAllRelationships()
         }
-        for entry in entries {
-            entry.discardChanges()
-            entry.live.removeAll()
-            entry.store = nil
-        }
+        for entry in entries { entry.discardChanges() }
         for object in liveObjects {
-            object.entry = nil
             object.changeState = .clean
+            if object.hasContent { object.entry?.release(object) }
+        }
+        for entry in entries {
+            entry.keepForFaults(reportingTo: faultErrorHandler, path: path)
+            entry.store = nil
         }
         pendingNamedBuffers.removeAll()
         undoManager.removeAllActions()
+        undoManager.store = nil
         observers.removeAll()
         lastEntry = nil
         resolver.store = nil

@@ -12,7 +12,7 @@
 final class UniquingTable {
     @exclusivity(unchecked) private var dense: UnsafeMutablePointer<Unmanaged<StoredObject>?>
     @exclusivity(unchecked) private var denseCount = 0
-    private var sparse: [UInt32: Unmanaged<StoredObject>] = [:]
+    @exclusivity(unchecked) private var sparse: [UInt32: Unmanaged<StoredObject>] = [:]
     @exclusivity(unchecked) private(set) var count = 0
 
     init() {
@@ -34,18 +34,36 @@ final class UniquingTable {
     }
 
     /// Records `object` as the live instance of `rowID`. Rows up to `denseLimit` go in the array.
+    ///
+    /// A row whose entry is another object stops the program: that object points
+    /// at its class entry unretained and would outlive its store's bookkeeping
+    /// (two live instances for one row lose edits and free memory twice). Every
+    /// caller checks the row first; this is the fence, and costs no extra load.
     @inline(__always)
     func insert(_ object: StoredObject, at rowID: UInt32, denseLimit: UInt32) {
         let index = Int(rowID)
+        let reference = Unmanaged.passUnretained(object)
         if index >= denseCount {
             guard rowID <= denseLimit else {
-                if sparse.updateValue(Unmanaged.passUnretained(object), forKey: rowID) == nil { count += 1 }
+                if let previous = sparse.updateValue(reference, forKey: rowID) {
+                    if previous.toOpaque() != reference.toOpaque() { secondInstance(object, rowID) }
+                } else {
+                    count += 1
+                }
                 return
             }
             grow(toInclude: index)
         }
-        if dense[index] == nil { count += 1 }
-        dense[index] = Unmanaged.passUnretained(object)
+        if let previous = dense[index] {
+            if previous.toOpaque() != reference.toOpaque() { secondInstance(object, rowID) }
+        } else {
+            count += 1
+        }
+        dense[index] = reference
+    }
+
+    private func secondInstance(_ object: StoredObject, _ rowID: UInt32) -> Never {
+        fatalError("Cabinet internal error: a second live \(type(of: object)) for row \(rowID); uniquing must hand out one instance per row")
     }
 
     /// Makes room for rows up to `rowID` at once, so a scan of a whole class does

@@ -19,8 +19,12 @@
 /// nest: inner groups fold into the outermost one. Undo and redo work across
 /// saves: undoing a saved delete puts the object back at the next save.
 public final class StoreUndoManager {
-    /// Set by the store as it is created; the store owns this manager.
-    unowned(unsafe) var store: ObjectStore?
+    /// Set by the store as it is created and cleared when it closes (its deinit
+    /// closes it too); the store owns this manager, which an app may keep longer.
+    /// Safe unowned, not weak: a weak reference would give the store a side
+    /// table and slow every retain of it; a read after the store is freed
+    /// (which clearing at close rules out) traps instead of reading freed memory.
+    unowned var store: ObjectStore?
 
     /// Whether changes are recorded. Turn it off around a bulk import: nothing is
     /// recorded (and no memory spent), and existing undo and redo steps are kept.
@@ -199,7 +203,9 @@ public final class StoreUndoManager {
     private func replay(_ group: UndoGroup, cause: StoreChange.Cause) throws -> UndoGroup {
         isApplying = true
         defer { isApplying = false }
-        guard let store else { throw CabinetError.storeClosed(path: "") }
+        guard let store, !store.isClosed else { throw CabinetError.storeClosed(path: store?.path ?? "") }
+        store.useDetector.enter("undo() or redo()")
+        defer { store.useDetector.leave() }
         store.beginGatheringChanges()
         var inverse: [UndoAction] = []
         inverse.reserveCapacity(group.actions.count)

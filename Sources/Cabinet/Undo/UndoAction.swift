@@ -64,13 +64,23 @@ extension ObjectStore {
     }
 
     /// Applies an action about one object and returns the action that takes it back.
-    private func apply(_ action: UndoAction, to object: StoredObject) throws -> UndoAction? {
-        guard let entry = object.entry ?? entry(for: type(of: object)) else {
-            throw CabinetError.classNotRegistered(className: String(describing: type(of: object)))
+    private func apply(_ action: UndoAction, to recorded: StoredObject) throws -> UndoAction? {
+        guard let entry = recorded.entry ?? entry(for: type(of: recorded)) else {
+            throw CabinetError.classNotRegistered(className: String(describing: type(of: recorded)))
         }
+        let object = liveInstance(of: recorded, entry: entry)
         switch action {
         case .restoreContent(_, let content):
             let inverse = UndoAction.restoreContent(object, snapshot(of: object, entry: entry))
+            if object.entry == nil {
+                // It left while undo was off. With its row it comes back; an unsaved
+                // insert deleted then has no row: only its values go back.
+                guard object.rowID >= ClassMetadata.firstObjectRowID else {
+                    try restore(content, into: object, entry: entry)
+                    return inverse
+                }
+                entry.adopt(object)
+            }
             try restore(content, into: object, entry: entry)
             markRestoredObjectChanged(object, entry: entry)
             return inverse
@@ -95,11 +105,23 @@ extension ObjectStore {
             object.undoStamp = 0   // back from the history with a stale stamp: record its next change
             try restore(content, into: object, entry: entry)
             // Written in full at the next save, whether its row is still on disk or not.
-            object.changeState = .updated
-            entry.updated.append(object)
+            if object.changeState != .updated {
+                object.changeState = .updated
+                entry.updated.append(object)
+            }
             notify(.inserted, object)
             return .remove(object)
         }
+    }
+
+    /// The instance an action recorded for `object` applies to: `object` itself
+    /// while it is in the store; once it has left (a saved delete, an undone
+    /// insert), the instance made for its row since, if any (a playlist that still
+    /// lists a deleted song, read again, made a fault for the song's row). A row
+    /// has one live instance; the one others already hold wins.
+    private func liveInstance(of object: StoredObject, entry: ClassEntry) -> StoredObject {
+        if object.entry != nil || object.rowID == 0 { return object }
+        return entry.live.object(at: object.rowID) ?? object
     }
 
     /// The object of a row for undoing its insert: a pending delete's object as it

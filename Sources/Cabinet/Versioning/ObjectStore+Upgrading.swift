@@ -20,6 +20,9 @@ extension ObjectStore {
     /// - Returns: the number of records rewritten.
     @discardableResult
     public func upgradeAll(_ type: StoredObject.Type, batchSize: Int = 1_000) throws -> Int {
+        useDetector.enter("upgradeAll(_:batchSize:)")
+        defer { useDetector.leave() }
+        if isSaving { changeDuringSave("upgradeAll(_:batchSize:)") }
         let entry = try requireEntry(for: type)
         guard !entry.hasChanges else {
             throw CabinetError.unsavedChanges(className: entry.name)
