@@ -29,7 +29,7 @@ enum KillPointOutcome: Equatable {
     case bad(String)
 }
 
-/// A finished process: exit status or signal, and what it printed (stdout then stderr).
+/// A finished process: exit status or signal, and what it printed (stdout and stderr).
 struct ChildResult {
     let status: Int32
     let signaled: Bool
@@ -224,15 +224,15 @@ final class KillPointHarness {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CABINET_KILLPOINT") && $0.key != "LD_PRELOAD" }
             .merging(environment) { $1 }
-        let output = Pipe(), errors = Pipe()
+        // One pipe for both: reading two pipes one after the other could block on a full one.
+        let output = Pipe()
         process.standardOutput = output
-        process.standardError = errors
+        process.standardError = output
         try process.run()
         let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complained = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return ChildResult(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
-                           output: String(decoding: printed + complained, as: UTF8.self))
+                           output: String(decoding: printed, as: UTF8.self))
     }
 }
 

@@ -41,6 +41,10 @@ import Testing
             row.noRetry.add(try harness.fail(at: k, errno: errno, retry: false), point: k, harness: harness, mode: "failed (not retried) at")
         }
         KillPointTable.shared.record(row)
+        // Guards the harness: if the shim stopped failing calls, every point would pass as absorbed.
+        if row.retry.tally["reported", default: 0] == 0 && row.retry.bad == 0 {
+            Issue.record("\(testCase.name): no injected failure was ever reported: is the shim failing calls?")
+        }
     }
 
     /// The scenario itself must be meaningful: old and new differ where the operation writes.

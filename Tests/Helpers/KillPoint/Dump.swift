@@ -61,8 +61,9 @@ func dump(_ scenario: any Scenario, _ work: Work) throws {
 /// Each file's metadata (rows, last row ID, version, class ID) and the names of
 /// the files in the directory: a class recreated empty, a class ID that moved or a
 /// leftover temporary file all show here. Tokyo Cabinet's `*.wal` files are left
-/// out: a killed transaction leaves one, which the next open rolls back from and
-/// which stays (empty or not) until that file's next transaction.
+/// out: a transaction killed as it began leaves an empty one, which the next
+/// open finds nothing in and leaves in place (one with content is rolled back
+/// from and removed).
 func metadata(_ path: String) throws -> [String] {
     let info = try StoreInfo(path: path)
     var lines = ["format \(info.recordFormat.rawValue)"]
