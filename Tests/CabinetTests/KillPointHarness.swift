@@ -92,27 +92,30 @@ final class KillPointHarness {
         return path
     }
 
+    /// The executable and arguments of the operation on `work`.
+    private func command(_ work: String, retry: Bool) -> (String, [String]) {
+        guard let tool = testCase.tool else {
+            return (KillPointHarness.child, ["run", testCase.scenario, work] + (retry ? ["--retry"] : []))
+        }
+        return (KillPointHarness.products + "/cabinet", tool.map {
+            $0.replacingOccurrences(of: "{store}", with: work + "/store").replacingOccurrences(of: "{backup}", with: work + "/backup")
+        })
+    }
+
     /// Runs the operation on `work` under the shim with `environment` added.
     func operation(_ work: String, _ environment: [String: String], retry: Bool = false) throws -> ChildResult {
         var environment = environment
         environment["LD_PRELOAD"] = KillPointHarness.shim
-        if let tool = testCase.tool {
-            let arguments = tool.map { $0.replacingOccurrences(of: "{store}", with: work + "/store")
-                                        .replacingOccurrences(of: "{backup}", with: work + "/backup") }
-            return try KillPointHarness.launch(KillPointHarness.products + "/cabinet", arguments, environment)
-        }
-        environment["CABINET_KILLPOINT_ARM"] = "wait"
-        return try KillPointHarness.launch(KillPointHarness.child, ["run", testCase.scenario, work] + (retry ? ["--retry"] : []), environment)
+        // The child arms the shim where its operation starts; the `cabinet` command counts from its start.
+        if testCase.tool == nil { environment["CABINET_KILLPOINT_ARM"] = "wait" }
+        let (executable, arguments) = command(work, retry: retry)
+        return try KillPointHarness.launch(executable, arguments, environment)
     }
 
     /// The operation again, without the shim: a retry or a rerun.
     func rerun(_ work: String) throws -> ChildResult {
-        if let tool = testCase.tool {
-            let arguments = tool.map { $0.replacingOccurrences(of: "{store}", with: work + "/store")
-                                        .replacingOccurrences(of: "{backup}", with: work + "/backup") }
-            return try KillPointHarness.launch(KillPointHarness.products + "/cabinet", arguments)
-        }
-        return try KillPointHarness.launch(KillPointHarness.child, ["run", testCase.scenario, work])
+        let (executable, arguments) = command(work, retry: false)
+        return try KillPointHarness.launch(executable, arguments)
     }
 
     func dump(_ work: String) throws -> ChildResult {
