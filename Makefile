@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev
 
-.PHONY: all deps build demo test asan tsan torture fuzz speedtest speedtest-quick speedtest-10m clean
+.PHONY: all deps build demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m clean
 
 all: build
 
@@ -57,6 +57,12 @@ tsan: deps
 torture: deps
 	$(SWIFT) build --build-tests
 	CABINET_TORTURE_ROUNDS=1000 $(SWIFT) test --filter CrashTortureTests
+
+# Every operation that writes, killed before each of its file-changing system
+# calls and failed at each of them (make test runs a subset); docs/CRASHPOINTS.md.
+crashpoints: deps
+	$(SWIFT) build --build-tests
+	CABINET_KILLPOINTS=all $(SWIFT) test --filter KillPointTests
 
 # libFuzzer with AddressSanitizer over the decoders (records, metadata rows,
 # journals) for FUZZ_SECONDS (default 60). Built with swiftc into one module

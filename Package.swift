@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "playlists", targets: ["Playlists"]),
         .executable(name: "speedtest", targets: ["speedtest"]),
         .executable(name: "cabinet", targets: ["CabinetTool"]),
+        // The kill-point harness's LD_PRELOAD shim (docs/CRASHPOINTS.md).
+        .library(name: "KillPointShim", type: .dynamic, targets: ["KillPointShim"]),
     ],
     dependencies: [
         // For the tools only (the speed test's comparator, the command lines). The Cabinet library depends on neither.
@@ -82,6 +84,18 @@ let package = Package(
             name: "cabinet-misuse",
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/Misuse"
+        ),
+        // The kill-point harness: a shim that kills or fails a process at its Nth
+        // file-changing system call, and the child that runs each operation under it.
+        .target(
+            name: "KillPointShim",
+            path: "Tests/Helpers/KillPointShim",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        .executableTarget(
+            name: "cabinet-killpoint",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/KillPoint"
         ),
         .testTarget(
             name: "CabinetTests",

@@ -1,0 +1,255 @@
+import Foundation
+
+/// One writing operation as the kill-point tests run it: a scenario of the child
+/// `cabinet-killpoint` (Tests/Helpers/KillPoint), run either by the child itself
+/// or by the `cabinet` command. See docs/CRASHPOINTS.md.
+struct KillPointCase: Sendable, CustomStringConvertible {
+    /// The name in the table.
+    let name: String
+    /// The child's scenario that prepares and dumps the store.
+    let scenario: String
+    /// `cabinet` arguments ("{store}", "{backup}" are replaced); nil: the child runs the operation.
+    var tool: [String]? = nil
+    /// How the states before and after must compare (a scenario sanity check).
+    var expectation: Expectation = .everyClassChanges
+
+    enum Expectation: Sendable {
+        case everyClassChanges      // every class section differs between old and new
+        case changes                // old and new differ
+        case keepsContent           // old and new are the same (compact, replay)
+    }
+
+    var description: String { name }
+}
+
+/// What one run at one point ended with.
+enum KillPointOutcome: Equatable {
+    case old, new, partial          // partial: whole upgrade batches, and a rerun finished
+    case reported, absorbed         // a failure was reported (and retried), or never noticed, with the right state
+    case bad(String)
+}
+
+/// A finished process: exit status or signal, and what it printed (stdout and stderr).
+struct ChildResult {
+    let status: Int32
+    let signaled: Bool
+    let output: String
+    /// The status and the last lines printed; for a crash, the crash line and the frame it crashed in.
+    var summary: String {
+        let lines = output.split(separator: "\n")
+        let crash = lines.filter { $0.contains("Program crashed") || $0.trimmingCharacters(in: .whitespaces).hasPrefix("0  0x") }
+        let text = (signaled && !crash.isEmpty ? crash.prefix(2) : lines.suffix(3)).joined(separator: " | ")
+        return (signaled ? "killed by signal \(status)" : "exit status \(status)") + (text.isEmpty ? "" : ": \(text)")
+    }
+}
+
+/// Prepares, runs, kills, fails and dumps one case's operation.
+final class KillPointHarness {
+    let testCase: KillPointCase
+    let base: TemporaryDirectory
+    let template: String
+    private var next = 0
+    /// The call at each point (1-based: calls[0] is point 1), from an unkilled run's log.
+    private(set) var calls: [String] = []
+    private(set) var oldDump = ""
+    private(set) var newDump = ""
+
+    static var products: String { buildProductsDirectory }
+    static var child: String { products + "/cabinet-killpoint" }
+    static var shim: String { products + "/libKillPointShim.so" }
+
+    init(_ testCase: KillPointCase) throws {
+        self.testCase = testCase
+        base = try TemporaryDirectory()
+        template = base.path + "/template"
+        for product in [KillPointHarness.child, KillPointHarness.shim] where !FileManager.default.fileExists(atPath: product) {
+            throw HarnessError("\(product) is missing: build with `swift build --build-tests` first")
+        }
+        let prepared = try KillPointHarness.launch(KillPointHarness.child, ["prepare", testCase.scenario, template])
+        guard prepared.status == 0, !prepared.signaled else { throw HarnessError("prepare \(testCase.scenario): \(prepared.summary)") }
+        if testCase.scenario == "replay" { try leaveJournalPending() }
+    }
+
+    /// Dumps the old state and counts the operation's points with an unkilled, logged run.
+    func measure() throws {
+        let before = try copy()
+        oldDump = try requireDump(before, "the old state")
+        let work = try copy(), log = base.path + "/count.log"
+        let result = try operation(work, ["CABINET_KILLPOINT_LOG": log])
+        guard result.status == 0, !result.signaled else { throw HarnessError("the unkilled operation failed: \(result.summary)") }
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+        calls = lines.map { line in
+            String(line.drop { $0 != " " }.dropFirst()).replacingOccurrences(of: work + "/", with: "")
+        }
+        newDump = try requireDump(work, "the new state")
+    }
+
+    /// A fresh copy of the prepared directory.
+    func copy() throws -> String {
+        next += 1
+        let path = base.path + "/run\(next)"
+        try FileManager.default.copyItem(atPath: template, toPath: path)
+        return path
+    }
+
+    /// The executable and arguments of the operation on `work`.
+    private func command(_ work: String, retry: Bool) -> (String, [String]) {
+        guard let tool = testCase.tool else {
+            return (KillPointHarness.child, ["run", testCase.scenario, work] + (retry ? ["--retry"] : []))
+        }
+        return (KillPointHarness.products + "/cabinet", tool.map {
+            $0.replacingOccurrences(of: "{store}", with: work + "/store").replacingOccurrences(of: "{backup}", with: work + "/backup")
+        })
+    }
+
+    /// Runs the operation on `work` under the shim with `environment` added.
+    func operation(_ work: String, _ environment: [String: String], retry: Bool = false) throws -> ChildResult {
+        var environment = environment
+        environment["LD_PRELOAD"] = KillPointHarness.shim
+        // The child arms the shim where its operation starts; the `cabinet` command counts from its start.
+        if testCase.tool == nil { environment["CABINET_KILLPOINT_ARM"] = "wait" }
+        let (executable, arguments) = command(work, retry: retry)
+        return try KillPointHarness.launch(executable, arguments, environment)
+    }
+
+    /// The operation again, without the shim: a retry or a rerun.
+    func rerun(_ work: String) throws -> ChildResult {
+        let (executable, arguments) = command(work, retry: false)
+        return try KillPointHarness.launch(executable, arguments)
+    }
+
+    func dump(_ work: String) throws -> ChildResult {
+        try KillPointHarness.launch(KillPointHarness.child, ["dump", testCase.scenario, work])
+    }
+
+    private func requireDump(_ work: String, _ what: String) throws -> String {
+        let result = try dump(work)
+        guard result.status == 0, !result.signaled else { throw HarnessError("\(what) does not dump: \(result.summary)") }
+        return result.output
+    }
+
+    /// The name of point `k` for messages: "point 7 (rename store/Song.tmp.1 -> store/Song)".
+    func describe(point k: Int) -> String {
+        "point \(k) of \(calls.count) (\(k <= calls.count ? calls[k - 1] : "beyond the counted calls"))"
+    }
+
+    /// Compares the dump of `work` with the old and new states.
+    func classify(_ work: String, allowOld: Bool = true, allowNew: Bool = true) throws -> KillPointOutcome {
+        let result = try dump(work)
+        guard result.status == 0, !result.signaled else { return .bad(result.summary) }
+        // Equal to the unkilled result counts as new even if that result is wrong
+        // (the scenario check reports it once), so the table shows what the kills add.
+        if allowOld && result.output == oldDump { return .old }
+        if allowNew && result.output == newDump { return .new }
+        if let bad = result.output.split(separator: "\n").first(where: { $0.contains("BAD") }) { return .bad(String(bad)) }
+        if result.output.contains("upgrade: whole batches") {
+            // Whole batches upgraded: the objects must read as before, and a rerun must finish.
+            let objects = { (text: String) in text.split(separator: "\n").filter { $0.hasPrefix("  ") } }
+            guard objects(result.output) == objects(oldDump) else { return .bad("objects read differently: " + difference(oldDump, result.output)) }
+            let again = try rerun(work)
+            guard again.status == 0, !again.signaled else { return .bad("the rerun fails: \(again.summary)") }
+            let final = try dump(work)
+            return final.output == newDump ? .partial : .bad("after a rerun: " + difference(newDump, final.output))
+        }
+        var text = allowOld ? "neither old (\(difference(oldDump, result.output)))" : ""
+        if allowNew { text += (text.isEmpty ? "not new (" : " nor new (") + difference(newDump, result.output) + ")" }
+        return .bad(text)
+    }
+
+    /// Kills the operation just before point `k`; the store must be old or new.
+    func kill(at k: Int) throws -> KillPointOutcome {
+        let work = try copy()
+        let result = try operation(work, ["CABINET_KILLPOINT_KILL": "\(k)"])
+        guard result.signaled && result.status == SIGKILL else { return .bad("the process was not killed there: \(result.summary)") }
+        return try classify(work)
+    }
+
+    /// Fails point `k` once (errno `code`). With `retry`, the operation must report
+    /// it, keep memory, and succeed when tried again: the store ends new. Without,
+    /// a reported failure must leave the old state, unless the store says it holds
+    /// no pending changes (the save is committed), and then it must be new.
+    func fail(at k: Int, errno code: Int32, retry: Bool) throws -> KillPointOutcome {
+        let work = try copy()
+        let result = try operation(work, ["CABINET_KILLPOINT_FAIL": "\(k)", "CABINET_KILLPOINT_ERRNO": "\(code)"], retry: retry)
+        if result.signaled { return .bad("crashed: \(result.summary)") }
+        let reported: Bool
+        if testCase.tool != nil {
+            reported = result.status != 0
+            if reported && !result.output.contains("Cabinet") { return .bad("the command failed without a Cabinet error: \(result.summary)") }
+            if reported && retry {
+                let again = try rerun(work)
+                guard again.status == 0 else { return .bad("the command fails again when rerun: \(again.summary)") }
+            }
+        } else {
+            reported = result.output.contains("failed ")
+            let expected: Int32 = reported && !retry ? 1 : 0      // 1: stopped after a reported failure
+            guard result.status == expected else { return .bad(result.summary) }
+        }
+        if !reported || retry {
+            let outcome = try classify(work, allowOld: false)
+            guard outcome == .new else {
+                return .bad((reported ? "reported and retried, but the store is " : "the failure was not reported, and the store is ") + "\(outcome)")
+            }
+            return reported ? .reported : .absorbed
+        }
+        // Reported, not retried: no trace, or committed and memory agrees.
+        let pending = result.output.contains("pending: true"), committed = result.output.contains("pending: false")
+        let outcome = try classify(work, allowOld: !committed, allowNew: !pending)
+        switch outcome {
+        case .old, .new, .partial: return .reported
+        default:
+            return .bad((pending ? "the save threw and memory keeps the changes pending, but the store is " :
+                         committed ? "the save threw and memory says it is committed, but the store is " : "") + "\(outcome)")
+        }
+    }
+
+    /// Replay's store: save-multi killed just after its journal was renamed into place.
+    private func leaveJournalPending() throws {
+        let log = base.path + "/journal.log", scratch = base.path + "/journal-count"
+        try FileManager.default.copyItem(atPath: template, toPath: scratch)
+        let environment = ["LD_PRELOAD": KillPointHarness.shim, "CABINET_KILLPOINT_ARM": "wait"]
+        _ = try KillPointHarness.launch(KillPointHarness.child, ["run", "save-multi", scratch], environment.merging(["CABINET_KILLPOINT_LOG": log]) { $1 })
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+        guard let index = lines.firstIndex(where: { $0.contains(" rename ") && $0.hasSuffix("/.cabinet-journal") }) else {
+            throw HarnessError("save-multi never renames a journal into place")
+        }
+        let killed = try KillPointHarness.launch(KillPointHarness.child, ["run", "save-multi", template],
+                                                 environment.merging(["CABINET_KILLPOINT_KILL": "\(index + 2)"]) { $1 })
+        guard killed.signaled, FileManager.default.fileExists(atPath: template + "/store/.cabinet-journal") else {
+            throw HarnessError("save-multi killed after its journal's rename left no journal: \(killed.summary)")
+        }
+    }
+
+    /// Runs a process to its end with `environment` added to ours.
+    static func launch(_ executable: String, _ arguments: [String], _ environment: [String: String] = [:]) throws -> ChildResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CABINET_KILLPOINT") && $0.key != "LD_PRELOAD" }
+            .merging(environment) { $1 }
+        // One pipe for both: reading two pipes one after the other could block on a full one.
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ChildResult(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
+                           output: String(decoding: printed, as: UTF8.self))
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The first line where two dumps differ, for failure messages.
+func difference(_ expected: String, _ found: String) -> String {
+    let a = expected.split(separator: "\n", omittingEmptySubsequences: false), b = found.split(separator: "\n", omittingEmptySubsequences: false)
+    for index in 0..<max(a.count, b.count) {
+        let x = index < a.count ? String(a[index]) : "nothing", y = index < b.count ? String(b[index]) : "nothing"
+        if x != y { return "expected \"\(x)\", found \"\(y)\"" }
+    }
+    return "identical"
+}

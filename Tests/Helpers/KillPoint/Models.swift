@@ -1,0 +1,66 @@
+// The classes the kill-point scenarios store. Each says how it prints in a dump
+// (every field, references by row ID), so two dumps compare as text.
+import Cabinet
+
+/// What a dump prints of an object after its class name and row ID.
+protocol Dumpable: StoredObject {
+    var fields: String { get }
+}
+
+final class Song: StoredObject, Dumpable {
+    @Stored var title = ""
+    @Stored var seconds: UInt32 = 0
+    override func read(from buffer: inout DataBuffer) throws {
+        title = try buffer.readString()
+        seconds = try buffer.readUInt32()
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeString(title)
+        buffer.writeUInt32(seconds)
+    }
+    var fields: String { "title=\(title.debugDescription) seconds=\(seconds)" }
+}
+
+final class Playlist: StoredObject, Dumpable {
+    @Stored var title = ""
+    @Stored var songs: [Song] = []
+    override func read(from buffer: inout DataBuffer) throws {
+        title = try buffer.readString()
+        songs = try buffer.readReferences(to: Song.self)
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeString(title)
+        buffer.writeReferences(songs)
+    }
+    override func dissolveAllRelationships() { songs = [] }
+    var fields: String { "title=\(title.debugDescription) songs=\(songs.map(\.rowID))" }
+}
+
+/// The first release of Person: a phone only.
+final class PersonV1: StoredObject, Dumpable {
+    override class var storedName: String { "Person" }
+    @Stored var phone = ""
+    override func read(from buffer: inout DataBuffer) throws { phone = try buffer.readString() }
+    override func write(to buffer: inout DataBuffer) { buffer.writeString(phone) }
+    var fields: String { "phone=\(phone.debugDescription)" }
+}
+
+/// The next release: version 2 adds a fax and reads both layouts. It remembers
+/// the version it read, so a dump shows which records an upgrade rewrote.
+final class PersonV2: StoredObject, Dumpable {
+    override class var storedName: String { "Person" }
+    override class var version: UInt8 { 2 }
+    @Stored var phone = ""
+    @Stored var fax = ""
+    var versionRead: UInt8 = 0
+    override func read(from buffer: inout DataBuffer) throws {
+        versionRead = buffer.version
+        phone = try buffer.readString()
+        if buffer.version >= 2 { fax = try buffer.readString() }
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeString(phone)
+        buffer.writeString(fax)
+    }
+    var fields: String { "phone=\(phone.debugDescription) fax=\(fax.debugDescription)" }
+}
