@@ -123,7 +123,7 @@ struct KillPointRow: Sendable {
     var kill = Counts(), retry = Counts(), noRetry = Counts()
 
     var markdown: String {
-        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial"])) | \(retry.text(["reported", "absorbed"])) | \(noRetry.text(["reported", "absorbed"])) |"
+        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial"])) | \(retry.text(["reported", "absorbed", "TC-close crash"])) | \(noRetry.text(["reported", "absorbed", "TC-close crash"])) |"
     }
 }
 
@@ -140,7 +140,7 @@ final class KillPointTable: Sendable {
         }
         guard let all else { return }
         let header = """
-            | operation | points | tried | killed: old / new / partial / bad | failed, retried: reported / absorbed / bad | failed, not retried: reported / absorbed / bad |
+            | operation | points | tried | killed: old / new / partial / bad | failed, retried: reported / absorbed / TC-close crash / bad | failed, not retried: reported / absorbed / TC-close crash / bad |
             | --- | ---: | ---: | --- | --- | --- |
             """
         print("\n" + ([header] + all.map(\.markdown)).joined(separator: "\n") + "\n")
@@ -155,6 +155,7 @@ extension KillPointOutcome: CustomStringConvertible {
         case .partial: "partial"
         case .reported: "reported"
         case .absorbed: "absorbed"
+        case .crashedInTokyoCabinetClose: "TC-close crash"
         case .bad(let reason): reason
         }
     }

@@ -52,6 +52,8 @@ final class TokyoCabinetTable: StorageTable {
     /// `nil` after ``close()``, or while a reopen after a failure has not succeeded.
     var handle: UnsafeMutablePointer<TCHDB>?
     private var isClosed = false
+    /// Set while the index needs rebuilding after a failed transaction (see ``repairIndexAfterFailedTransaction()``).
+    private var needsIndexRebuild = false
     /// Reused for single reads, so a fault costs no allocation.
     private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity = 1024
@@ -156,6 +158,19 @@ final class TokyoCabinetTable: StorageTable {
     /// Whether Tokyo Cabinet refuses further writes through the handle.
     private var isFatal: Bool { handle?.pointee.fatal ?? false }
 
+    /// After a transaction in which a write failed, the file's bucket array may
+    /// be wrong even once the transaction is rolled back: Tokyo Cabinet changes
+    /// a bucket even when it could not log the bucket's old value (it ignores
+    /// that failure). The records themselves are rolled back correctly, so the
+    /// file is rebuilt from them; until that succeeds, no new transaction starts.
+    private func repairIndexAfterFailedTransaction() {
+        needsIndexRebuild = true
+        guard let hdb = try? open() else { return }
+        if (try? rebuild(buckets: Int64(hdb.pointee.bnum), operation: "rebuild the index after a failed write")) != nil {
+            needsIndexRebuild = false
+        }
+    }
+
     var recordCount: Int {
         guard let handle else { return 0 }
         return Int(tchdbrnum(handle))
@@ -173,7 +188,10 @@ final class TokyoCabinetTable: StorageTable {
             let size = Int(tchdbget3(hdb, key.baseAddress, Int32(key.count), scratch, Int32(scratchCapacity)))
             if size < 0 {
                 if tchdbecode(hdb) == Int32(TCENOREC) { return nil }
-                throw failure("read")
+                let error = failure("read")
+                // A handle a failed write left fatal reads nothing more; outside a transaction it can start afresh.
+                if isFatal && !hdb.pointee.tran { reopenAfterFailure() }
+                throw error
             }
             if size < scratchCapacity {
                 return try body(UnsafeRawBufferPointer(start: scratch, count: size))
@@ -248,25 +266,42 @@ final class TokyoCabinetTable: StorageTable {
     func beginTransaction() throws {
         if readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
         if isFatal { reopenAfterFailure() }
-        guard tchdbtranbegin(try open()) else { throw failure("begin transaction") }
+        if needsIndexRebuild {
+            let hdb = try open()
+            try rebuild(buckets: Int64(hdb.pointee.bnum), operation: "rebuild the index after a failed write")
+            needsIndexRebuild = false
+        }
+        guard tchdbtranbegin(try open()) else {
+            let error = failure("begin transaction")
+            reopenAfterFailure()
+            throw error
+        }
     }
 
     func commitTransaction() throws {
         let hdb = try open()
         guard tchdbtrancommit(hdb) else {
-            // A commit that failed is not a commit: the write-ahead log still holds
-            // the old pages, and reopening puts them back.
+            // A commit that failed is not a commit. Tokyo Cabinet ends the transaction
+            // anyway, leaving the file part-written and its log of the old pages in
+            // place; put the transaction back so that aborting it restores those pages.
             let error = failure("commit")
+            if !hdb.pointee.tran {
+                hdb.pointee.tran = true
+                _ = tchdbtranabort(hdb)
+            }
             reopenAfterFailure()
+            repairIndexAfterFailedTransaction()
             throw error
         }
     }
 
     func abortTransaction() throws {
         let hdb = try open()
+        let writeFailed = hdb.pointee.fatal
         let aborted = tchdbtranabort(hdb)
         let error = aborted ? nil : failure("abort transaction")
         if !aborted || isFatal { reopenAfterFailure() }
+        if writeFailed { repairIndexAfterFailedTransaction() }
         if let error { throw error }
     }
 

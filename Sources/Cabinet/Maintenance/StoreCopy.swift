@@ -14,9 +14,16 @@ enum StoreCopy {
         try? FileManager.default.removeItem(atPath: staging)
         do {
             try write(from: source, format: format, into: staging)
-            try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: true)
+            try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: false)
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
+            throw error
+        }
+        do {
+            try DirectoryFiles.syncDirectory(parent)
+        } catch {
+            // Not known to be on the disk: no backup, so that trying again starts afresh.
+            try? FileManager.default.removeItem(atPath: destination)
             throw error
         }
     }

@@ -116,8 +116,9 @@ extension ObjectStore {
     /// After applying a journal failed: if no file took any of it, the journal is
     /// removed and the save throws with nothing written (the changes stay
     /// pending). If some file committed its part, or the journal cannot be
-    /// removed, the save is decided: memory counts it as saved and the error says
-    /// the next save or open finishes it.
+    /// removed, the save is decided: memory counts it as saved, the journal is
+    /// replayed at once, and only if that fails too does the save throw
+    /// `saveNotFinished`, saying the next save, read or open finishes it.
     private func undecideJournal(after failure: JournalApplyFailure, entries: [ClassEntry]) throws {
         if failure.committedTables == 0, (try? backend.removeJournal()) != nil {
             throw failure.error
@@ -125,6 +126,8 @@ extension ObjectStore {
         journalAwaitsReplay = true
         finishSave(entries)
         pendingNamedBuffers.removeAll()
+        // A failure that passed (a write that failed once): finishing now makes it a plain success.
+        if (try? recoverInterruptedSave()) != nil { return }
         throw CabinetError.saveNotFinished(path: path, reason: "\(failure.error)")
     }
 

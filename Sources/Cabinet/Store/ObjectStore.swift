@@ -228,6 +228,8 @@ public final class ObjectStore {
 
     func requireEntry(for type: StoredObject.Type) throws -> ClassEntry {
         try checkOpen()
+        // A save that memory counts as done but the files do not have yet: reads must see it.
+        if journalAwaitsReplay { try recoverInterruptedSave() }
         guard let entry = entry(for: type) else {
             throw CabinetError.classNotRegistered(className: String(describing: type))
         }

@@ -37,10 +37,14 @@ extension ObjectStore {
             rewritten = try rewriteRows(entry, in: ClassMetadata.firstObjectRowID...max(entry.metadata.lastRowID, 1)) { _ in true }
         }
         if entry.metadata.version < target {
-            entry.metadata.version = target
+            // Memory takes the new version only once the file has it: a failed write leaves the upgrade to do again.
+            var upgraded = entry.metadata
+            upgraded.version = target
+            let bytes = upgraded.bytes
             try entry.table.transaction {
-                try entry.metadata.bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
+                try bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
             }
+            entry.metadata = upgraded
         }
         return rewritten
     }
