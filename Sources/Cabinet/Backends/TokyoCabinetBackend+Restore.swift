@@ -26,14 +26,15 @@ extension TokyoCabinetBackend {
         let manifestPath = staging + "/" + TokyoCabinetBackend.restoreManifestName
         if DirectoryFiles.exists(manifestPath) {
             let names = try restoreManifest(at: manifestPath)
-            for name in try tableNames() where !names.contains(name) {
+            let backupTables = names.subtracting([TokyoCabinetBackend.catalogFileName])
+            for name in try tableNames() where !backupTables.contains(name) {
                 tables.removeValue(forKey: name)?.close()
                 try DirectoryFiles.remove(filePath(forTable: name) + ".wal")
                 try DirectoryFiles.remove(filePath(forTable: name))
             }
             try DirectoryFiles.remove(journalPath)
             try DirectoryFiles.remove(journalPath + ".tmp")
-            for name in names where DirectoryFiles.exists(staging + "/" + name) {
+            for name in backupTables where DirectoryFiles.exists(staging + "/" + name) {
                 tables.removeValue(forKey: name)?.close()
                 // A log left by the old file must never be replayed onto the new one.
                 try DirectoryFiles.remove(filePath(forTable: name) + ".wal")
@@ -42,6 +43,13 @@ extension TokyoCabinetBackend {
             let marker = staging + "/" + TokyoCabinetBackend.formatFileName
             if DirectoryFiles.exists(marker) {
                 try DirectoryFiles.replace(path + "/" + TokyoCabinetBackend.formatFileName, with: marker, directory: path, sync: false)
+            }
+            // The backup's catalog, or none: the store's own would list classes the backup lacks.
+            let catalog = staging + "/" + TokyoCabinetBackend.catalogFileName
+            if !names.contains(TokyoCabinetBackend.catalogFileName) {
+                try DirectoryFiles.remove(path + "/" + TokyoCabinetBackend.catalogFileName)
+            } else if DirectoryFiles.exists(catalog) {
+                try DirectoryFiles.replace(path + "/" + TokyoCabinetBackend.catalogFileName, with: catalog, directory: path, sync: false)
             }
             try DirectoryFiles.syncDirectory(path)
         }
@@ -59,7 +67,8 @@ extension TokyoCabinetBackend {
             throw DirectoryFiles.failure("read restore manifest", manifestPath)
         }
         let names = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        for name in names where TableName.problem(with: name) != nil {
+        // The tables, and the catalog's file name when the backup has one.
+        for name in names where TableName.problem(with: name) != nil && name != TokyoCabinetBackend.catalogFileName {
             throw CabinetError.malformedRecord(RecordLocation(file: manifestPath), reason: "the restore's list of tables names '\(name)', which is not a table")
         }
         return Set(names)

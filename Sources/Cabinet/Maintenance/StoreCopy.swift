@@ -34,6 +34,8 @@ enum StoreCopy {
         defer { target.close() }
         try target.writeFormatMarker(format.marker)
         try copyTables(from: source, to: target)
+        // The catalog last, as the store writes it: after the tables it lists.
+        if let catalog = try source.readCatalog() { try target.writeCatalog(catalog) }
         // The copy must be on the disk before its name says it is whole.
         try target.syncAll()
     }
@@ -76,7 +78,8 @@ enum StoreCopy {
         try? FileManager.default.removeItem(atPath: staging + ".partial")
         do {
             try write(from: source, format: format, into: staging + ".partial")
-            try writeManifest(names: try source.tableNames(), in: staging + ".partial")
+            let catalog = try source.readCatalog() != nil ? [TokyoCabinetBackend.catalogFileName] : []
+            try writeManifest(names: try source.tableNames() + catalog, in: staging + ".partial")
             // The decision: from here the restore happens, if need be at the next open.
             try DirectoryFiles.replace(staging, with: staging + ".partial", directory: path, sync: true)
         } catch {

@@ -42,6 +42,7 @@ public enum StoreVerifier {
         let format = try recordFormat(of: backend)
         let entries = try StoreDirectory.entries(of: path)
         problems += directoryProblems(entries, backend: backend)
+        problems += try catalogProblems(backend)
         for case .table(let name) in entries where !entries.contains(where: { $0.hasPendingTransaction(of: name) }) {
             let location = RecordLocation(file: backend.filePath(forTable: name), className: name)
             do {
@@ -52,6 +53,21 @@ public enum StoreVerifier {
             }
         }
         return problems
+    }
+
+    /// Each table the store's catalog lists whose file is missing, or the catalog's damage.
+    private static func catalogProblems(_ backend: TokyoCabinetBackend) throws -> [Problem] {
+        let catalog: StoreCatalog?
+        do {
+            catalog = try backend.readCatalog()
+        } catch let error as CabinetError {
+            return [Problem(location: error.location ?? RecordLocation(file: backend.path), reason: "\(error)")]
+        }
+        return try (catalog?.tables ?? [:]).keys.sorted().compactMap { name in
+            guard try !backend.hasTable(named: name) else { return nil }
+            return Problem(location: RecordLocation(file: backend.filePath(forTable: name), className: name),
+                           reason: "the store's catalog lists this file but it is missing; restore it from a backup (`cabinet restore`)")
+        }
     }
 
     /// What is in the directory besides readable tables, each with what to do about it.
