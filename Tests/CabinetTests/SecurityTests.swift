@@ -56,7 +56,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
         #expect(try String(contentsOfFile: store + "/.cabinet-format", encoding: .utf8) == "cabinet-record-format checksummed\n")
         #expect(try titles(store) == ["saved"])
-        #expect(!StoreDirectory.exists(store + "/.cabinet-journal.tmp") && !StoreDirectory.exists(store + "/.cabinet-journal"))
+        #expect(!DirectoryFiles.exists(store + "/.cabinet-journal.tmp") && !DirectoryFiles.exists(store + "/.cabinet-journal"))
     }
 
     @Test func aJournalOrMarkerThatIsALinkIsRefusedUnread() throws {
@@ -165,12 +165,12 @@ import Testing
     @Test func removingTheLockFileLetsNoSecondWriterIn() throws {
         let directory = try TemporaryDirectory()
         let first = try ObjectStore(path: directory.path)
-        #expect(StoreDirectory.exists(directory.path + "/.cabinet-lock"))
+        #expect(DirectoryFiles.exists(directory.path + "/.cabinet-lock"))
         try FileManager.default.removeItem(atPath: directory.path + "/.cabinet-lock")
         #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
         #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path, readOnly: true) }
         first.close()
-        #expect(!StoreDirectory.exists(directory.path + "/.cabinet-lock"), "closing leaves no stale process ID")
+        #expect(!DirectoryFiles.exists(directory.path + "/.cabinet-lock"), "closing leaves no stale process ID")
 
         // The same with the writer in another process.
         let (holder, input, line) = try startHolder(directory.path)

@@ -15,10 +15,11 @@ enum DirectoryFiles {
     static let temporaryPrefix = ".cabinet-tmp."
 
     static func failure(_ operation: String, _ path: String, code: Int32 = errno) -> CabinetError {
-        .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: String(cString: strerror(code)))
+        let message = code == ELOOP ? "it is a symbolic link, which Cabinet does not follow in a store" : String(cString: strerror(code))
+        return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: message)
     }
 
-    /// Whether anything (a file, a directory, a symlink) is at `path`.
+    /// Whether anything (a file, a directory, a link, which is not followed) is at `path`.
     static func exists(_ path: String) -> Bool {
         var status = stat()
         return lstat(path, &status) == 0

@@ -118,12 +118,6 @@ enum StoreDirectory {
         return Array(bytes.prefix(read))
     }
 
-    /// Whether `path` exists as anything (a link counts, and is not followed).
-    static func exists(_ path: String) -> Bool {
-        var status = stat()
-        return lstat(path, &status) == 0
-    }
-
     /// Refuses a class file (or its transaction log) that is a link: Tokyo Cabinet
     /// opens both by path, and would read, fill or truncate whatever the link points at.
     static func refuseLinks(forTable path: String) throws {

@@ -102,7 +102,7 @@ public final class TokyoCabinetBackend: StorageBackend {
 
     /// Throws unless the directory is a store: it has a format marker or a Tokyo Cabinet file.
     private func requireStore() throws {
-        if StoreDirectory.exists(path + "/" + TokyoCabinetBackend.formatFileName) { return }
+        if DirectoryFiles.exists(path + "/" + TokyoCabinetBackend.formatFileName) { return }
         let entries = try StoreDirectory.entries(of: path)
         if entries.contains(where: \.isTokyoCabinetFile) { return }
         let reason = entries.isEmpty ? "the directory is empty"
@@ -167,8 +167,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     public func writeFormatMarker(_ text: String) throws {
         try checkWritable("a new store needs its format marker written")
         let final = path + "/" + TokyoCabinetBackend.formatFileName
-        try JournalFile.write(Array(text.utf8), to: final + ".tmp", sync: options.syncOnCommit)
-        try JournalFile.rename(final + ".tmp", to: final, directory: path, sync: options.syncOnCommit)
+        try JournalFile.writeWhole(Array(text.utf8), to: final, directory: path, sync: options.syncOnCommit)
     }
 
     /// The file that lists the store's tables (see ``StoreCatalog``).
@@ -182,8 +181,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     public func writeCatalog(_ catalog: StoreCatalog) throws {
         try checkWritable("the store's catalog needs to be written")
         let final = path + "/" + TokyoCabinetBackend.catalogFileName
-        try JournalFile.write(catalog.encoded, to: final + ".tmp", sync: options.syncOnCommit)
-        try JournalFile.rename(final + ".tmp", to: final, directory: path, sync: options.syncOnCommit)
+        try JournalFile.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit)
     }
 
     public var isReadOnly: Bool { options.readOnly }
@@ -198,14 +196,12 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// directory are flushed to the disk first.
     public func writeJournal(_ bytes: [UInt8]) throws {
         try checkWritable("a save needs to write")
-        let temporary = journalPath + ".tmp"
-        try JournalFile.write(bytes, to: temporary, sync: options.syncOnCommit)
-        try JournalFile.rename(temporary, to: journalPath, directory: path, sync: options.syncOnCommit)
+        try JournalFile.writeWhole(bytes, to: journalPath, directory: path, sync: options.syncOnCommit)
     }
 
     public func readJournal() throws -> [UInt8]? {
         // A leftover temporary is a journal that never became one; a reader writes nothing, so leaves it.
-        if !options.readOnly { try? JournalFile.remove(journalPath + ".tmp", directory: path, sync: false) }
+        if !options.readOnly { try? DirectoryFiles.remove(journalPath + ".tmp") }
         return try JournalFile.read(journalPath)
     }
 
@@ -216,7 +212,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// write, at the first open, even a reader's). Empty when there is nothing.
     public func pendingRecovery() throws -> [String] {
         var pending: [String] = []
-        if StoreDirectory.exists(journalPath) {
+        if DirectoryFiles.exists(journalPath) {
             pending.append("a journal, \(TokyoCabinetBackend.journalFileName), of a save that changed several files")
         }
         for table in try StoreDirectory.interruptedTransactions(in: path) {
@@ -226,7 +222,8 @@ public final class TokyoCabinetBackend: StorageBackend {
     }
 
     public func removeJournal() throws {
-        try JournalFile.remove(journalPath, directory: path, sync: options.syncOnCommit)
+        try DirectoryFiles.remove(journalPath)
+        if options.syncOnCommit { try DirectoryFiles.syncDirectory(path) }
     }
 
     public func close() {

@@ -16,9 +16,7 @@ import Darwin
 /// never written through.
 enum JournalFile {
     private static func failure(_ operation: String, _ path: String) -> CabinetError {
-        let code = errno
-        let message = code == ELOOP ? "it is a symbolic link, which Cabinet does not follow in a store" : String(cString: strerror(code))
-        return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: message)
+        DirectoryFiles.failure(operation, path)
     }
 
     /// Creates `path` afresh and writes `bytes` to it. `path` is a temporary that is renamed into place.
@@ -39,10 +37,11 @@ enum JournalFile {
         if sync && fsync(fd) != 0 { throw failure("sync journal", path) }
     }
 
-    /// Renames `from` over `to` (which, if it is a link, is replaced, not followed).
-    static func rename(_ from: String, to: String, directory: String, sync: Bool) throws {
-        guard Glibc.rename(from, to) == 0 else { throw failure("rename journal", to) }
-        if sync { try syncDirectory(directory) }
+    /// Writes `bytes` to `final` whole or not at all: to `final.tmp`, then renamed
+    /// over `final` (which, if it is a link, is replaced, not followed).
+    static func writeWhole(_ bytes: [UInt8], to final: String, directory: String, sync: Bool) throws {
+        try write(bytes, to: final + ".tmp", sync: sync)
+        try DirectoryFiles.replace(final, with: final + ".tmp", directory: directory, sync: sync)
     }
 
     /// The whole content of `path`, or `nil` if there is no such file. A link, a
@@ -72,18 +71,5 @@ enum JournalFile {
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
         }
-    }
-
-    /// Removes `path` (a link itself, never its target); no file is fine.
-    static func remove(_ path: String, directory: String, sync: Bool) throws {
-        if unlink(path) != 0 && errno != ENOENT { throw failure("remove journal", path) }
-        if sync { try syncDirectory(directory) }
-    }
-
-    private static func syncDirectory(_ directory: String) throws {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("open directory", directory) }
-        defer { close(fd) }
-        if fsync(fd) != 0 { throw failure("sync directory", directory) }
     }
 }
