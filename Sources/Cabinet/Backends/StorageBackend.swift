@@ -111,7 +111,9 @@ public protocol StorageTable: AnyObject {
     /// Starts a transaction: changes until ``commitTransaction()`` become visible
     /// together, or not at all after ``abortTransaction()``.
     func beginTransaction() throws
-    /// Makes the transaction's changes permanent.
+    /// Makes the transaction's changes permanent. If it throws, none of them
+    /// were made: the table has rolled the transaction back, and the next
+    /// ``beginTransaction()`` starts afresh.
     func commitTransaction() throws
     /// Discards the transaction's changes.
     func abortTransaction() throws

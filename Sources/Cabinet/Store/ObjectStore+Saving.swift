@@ -71,6 +71,7 @@ extension ObjectStore {
                 committed += 1
             }
         } catch {
+            // The table whose commit failed has rolled back itself; the ones after it have not.
             for table in begun[(committed + 1)...] { try? table.abortTransaction() }
             if committed == 0 { throw error }
             // Some tables committed: make memory match them so a retry does not write twice.
