@@ -11,6 +11,9 @@ final class FailingBackend: StorageBackend {
     var failCommitOf: String?
     /// How many commits of `failCommitOf` fail (1: once).
     var commitFailures = 1
+    /// Whether the next journal write puts the journal in place and then reports a failure
+    /// (as when the directory's flush fails after the rename).
+    var failAfterJournal = false
 
     init(_ inner: TokyoCabinetBackend) { self.inner = inner }
     var path: String { inner.path }
@@ -21,7 +24,10 @@ final class FailingBackend: StorageBackend {
         Table(name: name, inner: try inner.openTable(named: name), owner: self)
     }
     var needsJournal: Bool { true }
-    func writeJournal(_ bytes: [UInt8]) throws { try inner.writeJournal(bytes) }
+    func writeJournal(_ bytes: [UInt8]) throws {
+        try inner.writeJournal(bytes)
+        if failAfterJournal { failAfterJournal = false; throw FailingBackend.injected }
+    }
     func readJournal() throws -> [UInt8]? { try inner.readJournal() }
     func removeJournal() throws { try inner.removeJournal() }
     func readFormatMarker() throws -> String? { try inner.readFormatMarker() }
@@ -180,5 +186,19 @@ final class FailingBackend: StorageBackend {
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
         store.close()
         #expect(try titles(directory) == ["two", "list"])
+    }
+
+    @Test func aJournalWriteThatFailsAfterItsRenameLeavesNoSaveToComeBack() throws {
+        let directory = try TemporaryDirectory()
+        let (store, backend) = try openStore(directory)
+        let song = Song(); song.title = "given up"
+        let list = Playlist(); list.title = "list"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        backend.failAfterJournal = true
+        #expect(expectCabinetError({ try store.save() }, where: { $0 == FailingBackend.injected }) != nil)
+        #expect(store.hasUnsavedChanges)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        store.close()   // the app gives up
+        #expect(try titles(directory) == [])
     }
 }

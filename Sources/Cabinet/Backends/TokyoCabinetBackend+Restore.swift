@@ -23,6 +23,7 @@ extension TokyoCabinetBackend {
         let staging = restoreStagingPath
         guard restorePending else { return }
         try checkWritableForRecovery("a restore was interrupted")
+        try checkRestoreFolder(staging)
         let manifestPath = staging + "/" + TokyoCabinetBackend.restoreManifestName
         if DirectoryFiles.exists(manifestPath) {
             let names = try restoreManifest(at: manifestPath)
@@ -62,14 +63,41 @@ extension TokyoCabinetBackend {
         try DirectoryFiles.syncDirectory(path)
     }
 
+    /// What a restore folder must be before anything in it is trusted: a real
+    /// directory (not a link to one elsewhere) holding only regular files. Cabinet
+    /// writes nothing else there; anything else was put there by hand.
+    private func checkRestoreFolder(_ staging: String) throws {
+        func refuse(_ what: String) -> CabinetError {
+            .notAStore(path: path, reason: "its interrupted restore's folder \(staging) \(what), which Cabinet does not write there; nothing was changed. Move the folder out of the store, then open it (the store is as it was before the restore, or restore again)")
+        }
+        var status = stat()
+        guard lstat(staging, &status) == 0 else { throw DirectoryFiles.failure("inspect", staging) }
+        guard (status.st_mode & S_IFMT) == S_IFDIR else { throw refuse("is not a directory (a link?)") }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: staging)
+        } catch {
+            throw CabinetError.cannotAccessDirectory(path: staging, reason: "\(error.localizedDescription)")
+        }
+        for name in names {
+            guard lstat(staging + "/" + name, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+                throw refuse("holds '\(name)', which is not a regular file")
+            }
+        }
+    }
+
     private func restoreManifest(at manifestPath: String) throws -> Set<String> {
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
             throw DirectoryFiles.failure("read restore manifest", manifestPath)
         }
         let names = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        // A backup always has a table: an empty list would remove every one of the store's.
+        guard names.contains(where: { $0 != TokyoCabinetBackend.catalogFileName }) else {
+            throw CabinetError.malformedRecord(RecordLocation(file: manifestPath), reason: "the restore's list of tables is empty; move the folder \(restoreStagingPath) out of the store, then open it")
+        }
         // The tables, and the catalog's file name when the backup has one.
         for name in names where TableName.problem(with: name) != nil && name != TokyoCabinetBackend.catalogFileName {
-            throw CabinetError.malformedRecord(RecordLocation(file: manifestPath), reason: "the restore's list of tables names '\(name)', which is not a table")
+            throw CabinetError.malformedRecord(RecordLocation(file: manifestPath), reason: "the restore's list of tables names '\(name)', which is not a table; move the folder \(restoreStagingPath) out of the store, then open it")
         }
         return Set(names)
     }

@@ -95,11 +95,7 @@ public enum StoreVerifier {
 
     /// The store's record format, read from its marker without writing one.
     static func recordFormat(of backend: any StorageBackend) throws -> RecordFormat {
-        guard let marker = try backend.readFormatMarker() else { return .plain }
-        guard let format = RecordFormat(marker: marker) else {
-            throw CabinetError.unsupportedFormat(path: backend.path, reason: "unknown format marker '\(marker)'")
-        }
-        return format
+        try RecordFormat.stored(in: backend) ?? .plain
     }
 
     /// A problem if `value` does not carry a valid checksum in a checksummed store.

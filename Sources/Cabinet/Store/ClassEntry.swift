@@ -12,6 +12,9 @@ final class ClassEntry {
     // Touched per object in insert and fetch loops; confined to the store's thread.
     @exclusivity(unchecked) var metadata: ClassMetadata
     @exclusivity(unchecked) var metadataChanged = false
+    /// Whether the last row ID can be trusted: read with a matching checksum, or
+    /// written by this process. Otherwise saves check that inserted rows are free.
+    var metadataVerified = true
     /// The store's current undo group stamp (see `ObjectStore.setUndoStamp`).
     @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
 

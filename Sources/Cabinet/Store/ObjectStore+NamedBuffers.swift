@@ -47,8 +47,7 @@ extension ObjectStore {
         let bytes: [UInt8]?
         if let pending = pendingNamedBuffers[name] {
             bytes = pending
-        } else if try backend.tableNames().contains(ObjectStore.namedBuffersTableName) {
-            let table = try backend.openTable(named: ObjectStore.namedBuffersTableName)
+        } else if let table = try namedBuffersTable(creating: false) {
             bytes = try Array(name.utf8).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } }
         } else {
             bytes = nil
@@ -69,6 +68,23 @@ extension ObjectStore {
         try checkOpen()
         try ObjectStore.validateBufferName(name)
         pendingNamedBuffers[name] = .some(nil)
+    }
+
+    /// The table of named buffers; `nil` if there is none yet and `creating` is
+    /// false. Throws ``CabinetError/missingClassFile(_:classID:)`` if the catalog
+    /// lists it and its file is gone: reading it as empty, or creating it anew,
+    /// would lose every buffer it held. A new one is added to the catalog.
+    func namedBuffersTable(creating: Bool) throws -> (any StorageTable)? {
+        let name = ObjectStore.namedBuffersTableName
+        if try !backend.hasTable(named: name) {
+            if catalog?.tables[name] != nil {
+                throw CabinetError.missingClassFile(RecordLocation(file: path + "/" + name), classID: nil)
+            }
+            guard creating else { return nil }
+        }
+        let table = try backend.openTable(named: name)
+        try ClassRegistrar(store: self).catalog(name, tag: nil)
+        return table
     }
 
     private func namedBufferLocation(_ name: String) -> RecordLocation {

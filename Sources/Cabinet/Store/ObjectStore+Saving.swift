@@ -45,7 +45,7 @@ extension ObjectStore {
 
     /// One file's (or an in-memory store's) changes, in one transaction per table.
     private func saveDirectly(_ entries: [ClassEntry]) throws {
-        let namedTable = pendingNamedBuffers.isEmpty ? nil : try backend.openTable(named: ObjectStore.namedBuffersTableName)
+        let namedTable = pendingNamedBuffers.isEmpty ? nil : try namedBuffersTable(creating: true)
         var begun: [any StorageTable] = []
         do {
             for table in entries.map(\.table) + (namedTable.map { [$0] } ?? []) {
@@ -89,6 +89,8 @@ extension ObjectStore {
                 withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: table, key: $0, value: value) }
             }
         }
+        // Created (and catalogued) before the journal names it, so a replay never creates it.
+        if !pendingNamedBuffers.isEmpty { _ = try namedBuffersTable(creating: true) }
         let namedBuffers = journal.tableIndex(for: ObjectStore.namedBuffersTableName)
         try forEachNamedBufferChange { key, value in
             journal.record(table: namedBuffers, key: key, value: value)
@@ -98,7 +100,14 @@ extension ObjectStore {
             throw CabinetError.valueTooLarge(RecordLocation(file: path + "/" + TokyoCabinetBackend.journalFileName),
                                              size: bytes.count, limit: StorageLimits.largestValue)
         }
-        try backend.writeJournal(bytes)
+        do {
+            try backend.writeJournal(bytes)
+        } catch {
+            // The journal may be in place even so (renamed, then its directory failed
+            // to flush): take it back, or this save would come back at the next open.
+            // If it cannot be taken back, the save is decided and goes on.
+            if (try? backend.removeJournal()) != nil { throw error }
+        }
         // From here the journal is the save: it is replayed at the next open if need be.
         do {
             try applyJournal(bytes)
@@ -147,6 +156,11 @@ extension ObjectStore {
                 if let open = tables[name] {
                     table = open
                 } else {
+                    // A class the catalog lists whose file is gone is not created again with
+                    // only this save's records in it.
+                    if try !backend.hasTable(named: name), let listed = catalog?.tables[name] {
+                        throw CabinetError.missingClassFile(RecordLocation(file: path + "/" + name, className: name), classID: listed)
+                    }
                     table = try backend.openTable(named: name)
                     try table.beginTransaction()
                     begun.append(table)
@@ -199,7 +213,14 @@ extension ObjectStore {
         writeBuffer = DataBuffer()
         defer { writeBuffer = buffer }
         let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
+        let unprotected = !entry.metadataVerified
         for object in entry.inserted where object.changeState == .inserted {
+            // A last row ID no checksum vouches for may have been damaged downwards:
+            // never let an insert overwrite a row that is there.
+            if unprotected, try entry.table.withValue(forRow: object.rowID, { _ in true }) != nil {
+                throw CabinetError.malformedMetadata(entry.location(row: ClassMetadata.rowID),
+                                                     reason: "row \(object.rowID), handed out to a new object, already holds one: the last row ID is damaged; nothing was written. `cabinet verify` lists the rows beyond it")
+            }
             try encode(object, entry: entry, into: &buffer, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
         }

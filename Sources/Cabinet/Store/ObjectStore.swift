@@ -182,11 +182,13 @@ public final class ObjectStore {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
         }
+        let verified = metadata.checksummed || metadata.lastRowID == ClassMetadata.firstObjectRowID - 1
         let protect = recordFormat == .checksummed && !metadata.checksummed && metadata.salt != nil
         metadata.checksummed = recordFormat == .checksummed
         let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata)
         // A checksummed store's metadata written before rows carried their own checksum gets one at the next save.
         entry.metadataChanged = protect && !backend.isReadOnly
+        entry.metadataVerified = verified
         entriesByType[ObjectIdentifier(type)] = entry
         entriesByName[name] = entry
         entriesByClassID[Int(metadata.classID)] = entry

@@ -57,35 +57,44 @@ extension DataBuffer {
     }
 }
 
-extension ObjectStore {
-    /// The format of the store behind `backend`: its marker if it has one; for a
-    /// store with tables but no marker (BNRPersistence's), plain; for a new store,
-    /// what was asked (checksummed by default), recorded in a new marker.
-    static func recordFormat(of backend: any StorageBackend, asked: RecordFormat?) throws -> RecordFormat {
+extension RecordFormat {
+    /// The format of the store behind `backend`, from its marker; for a store with
+    /// tables but no marker (BNRPersistence's), plain, unless it cannot be: a store
+    /// Cabinet wrote always has its marker, so records that end in their own CRC-32,
+    /// or a catalog, mean a store that lost it (read as plain, every record would
+    /// carry four bytes of garbage), and that is refused. `nil` for a store with no
+    /// tables and no marker (a new one).
+    static func stored(in backend: any StorageBackend) throws -> RecordFormat? {
         if let marker = try backend.readFormatMarker() {
             guard let format = RecordFormat(marker: marker) else {
                 throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker says '\(marker.trimmingCharacters(in: .whitespacesAndNewlines))', which this version of Cabinet does not know")
             }
-            if let asked, asked != format {
-                throw CabinetError.unsupportedFormat(path: backend.path, reason: "it is a \(format.rawValue) store, not \(asked.rawValue)")
-            }
             return format
         }
-        if try !backend.tableNames().isEmpty {
-            // A store Cabinet wrote always has its marker. Without it, records that
-            // end in their own CRC-32 mean a checksummed store that lost it: read as
-            // plain, every record would carry four bytes of garbage.
-            let marker = TokyoCabinetBackend.formatFileName
-            if try recordsCarryChecksums(backend) {
-                throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, but its records carry checksums; restore the marker from a backup, or write the line 'cabinet-record-format checksummed' to it")
+        guard try !backend.tableNames().isEmpty else { return nil }
+        let marker = TokyoCabinetBackend.formatFileName
+        if try ObjectStore.recordsCarryChecksums(backend) {
+            throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, but its records carry checksums; restore the marker from a backup, or write the line 'cabinet-record-format checksummed' to it")
+        }
+        if try backend.readCatalog() != nil {
+            throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, though Cabinet wrote the store (it has a catalog); restore the marker from a backup")
+        }
+        return .plain
+    }
+}
+
+extension ObjectStore {
+    /// The format of the store behind `backend` (see ``RecordFormat/stored(in:)``);
+    /// for a new store, what was asked (checksummed by default), recorded in a new marker.
+    static func recordFormat(of backend: any StorageBackend, asked: RecordFormat?) throws -> RecordFormat {
+        if let format = try RecordFormat.stored(in: backend) {
+            if let asked, asked != format {
+                let reason = try backend.readFormatMarker() == nil
+                    ? "it has no format marker, so it is a plain (BNRPersistence) store, not \(asked.rawValue)"
+                    : "it is a \(format.rawValue) store, not \(asked.rawValue)"
+                throw CabinetError.unsupportedFormat(path: backend.path, reason: reason)
             }
-            if try backend.readCatalog() != nil {
-                throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, though Cabinet wrote the store (it has a catalog); restore the marker from a backup")
-            }
-            if let asked, asked != .plain {
-                throw CabinetError.unsupportedFormat(path: backend.path, reason: "it has no format marker, so it is a plain (BNRPersistence) store, not \(asked.rawValue)")
-            }
-            return .plain
+            return format
         }
         let format = asked ?? .checksummed
         try backend.writeFormatMarker(format.marker)
