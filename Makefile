@@ -44,14 +44,14 @@ test: deps
 ASAN_SCRATCH ?= .build-asan
 asan: deps
 	@bash -c 'set -o pipefail; $(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_SCRATCH) 2>&1 | grep -v "Cannot export local symbol .__asan"'
-	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt \
+	CABINET_SANITIZED=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt \
 	  $(SWIFT) test --sanitize=address --scratch-path $(ASAN_SCRATCH)
 
 # The whole suite under ThreadSanitizer (data races), in a scratch path of its own.
 TSAN_SCRATCH ?= .build-tsan
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
-	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	CABINET_SANITIZED=1 $(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
 # 1,000 SIGKILLs of a process saving across three files (make test runs 100).
 torture: deps
