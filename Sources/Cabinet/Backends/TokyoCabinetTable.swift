@@ -165,10 +165,14 @@ final class TokyoCabinetTable: StorageTable {
     /// file is rebuilt from them; until that succeeds, no new transaction starts.
     private func repairIndexAfterFailedTransaction() {
         needsIndexRebuild = true
-        guard let hdb = try? open() else { return }
-        if (try? rebuild(buckets: Int64(hdb.pointee.bnum), operation: "rebuild the index after a failed write")) != nil {
-            needsIndexRebuild = false
-        }
+        try? rebuildIndexIfNeeded()
+    }
+
+    private func rebuildIndexIfNeeded() throws {
+        guard needsIndexRebuild else { return }
+        let hdb = try open()
+        try rebuild(buckets: Int64(hdb.pointee.bnum), operation: "rebuild the index after a failed write")
+        needsIndexRebuild = false
     }
 
     var recordCount: Int {
@@ -266,11 +270,7 @@ final class TokyoCabinetTable: StorageTable {
     func beginTransaction() throws {
         if readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
         if isFatal { reopenAfterFailure() }
-        if needsIndexRebuild {
-            let hdb = try open()
-            try rebuild(buckets: Int64(hdb.pointee.bnum), operation: "rebuild the index after a failed write")
-            needsIndexRebuild = false
-        }
+        try rebuildIndexIfNeeded()
         guard tchdbtranbegin(try open()) else {
             let error = failure("begin transaction")
             reopenAfterFailure()

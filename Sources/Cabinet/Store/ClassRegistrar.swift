@@ -77,8 +77,9 @@ struct ClassRegistrar {
         }
     }
 
+    /// Where table `name` lives, for messages: every backend names a table by its path and the table's name.
     private func tableFile(_ name: String) -> String {
-        (store.backend as? TokyoCabinetBackend)?.filePath(forTable: name) ?? store.backend.path + "/" + name
+        store.backend.path + "/" + name
     }
 
     static func readMetadata(of table: any StorageTable, className: String?) throws -> ClassMetadata? {
