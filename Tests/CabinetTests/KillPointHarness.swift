@@ -171,6 +171,18 @@ final class KillPointHarness {
         return try classify(work)
     }
 
+    /// Fails point `k` once, then kills the process `later` calls after it, in the
+    /// middle of its recovery (the rollback, the rebuild of the file); the store must
+    /// be old or new. Used for failed writes to a `.wal`, after which Tokyo Cabinet
+    /// may have changed a bucket it could not log.
+    func failThenKill(at k: Int, later: Int, errno code: Int32) throws -> KillPointOutcome {
+        let work = try copy()
+        let result = try operation(work, ["CABINET_KILLPOINT_FAIL": "\(k)", "CABINET_KILLPOINT_KILL": "\(k + later)",
+                                          "CABINET_KILLPOINT_ERRNO": "\(code)"])
+        if result.signaled && result.status != SIGKILL { return .bad("crashed: \(result.summary)") }
+        return try classify(work)
+    }
+
     /// Fails point `k` once (errno `code`). With `retry`, the operation must report
     /// it, keep memory, and succeed when tried again: the store ends new. Without,
     /// a reported failure must leave the old state, unless the store says it holds

@@ -15,6 +15,7 @@ import Testing
         KillPointCase(name: "save-one", scenario: "save-one"),
         KillPointCase(name: "save-multi", scenario: "save-multi"),
         KillPointCase(name: "save-grow", scenario: "save-grow"),
+        KillPointCase(name: "save-synced", scenario: "save-synced"),
         KillPointCase(name: "save-first", scenario: "save-first", expectation: .changes),
         KillPointCase(name: "save-new-class", scenario: "save-new-class"),
         KillPointCase(name: "compact", scenario: "compact", expectation: .keepsContent),
@@ -27,6 +28,13 @@ import Testing
         KillPointCase(name: "cabinet restore", scenario: "restore", tool: ["restore", "{backup}", "{store}"]),
     ]
 
+    /// Known, not yet fixed (docs/CRASHPOINTS.md): after a failed write to a `.wal`,
+    /// Tokyo Cabinet can leave changes it did not log; Cabinet rolls back and
+    /// rebuilds the file from its records, also at the next open if killed first,
+    /// but a few points (a record the failed transaction wrote surviving the
+    /// rollback, so the next open refuses the class; an upgrade's index) stay wrong.
+    static let failThenKillProblem = "a .wal write failed, then the process was killed during its recovery: see docs/CRASHPOINTS.md, \"Known\""
+
     @Test(arguments: cases)
     func everyPointEndsOldOrNewAndEveryFailureIsRecoverable(_ testCase: KillPointCase) throws {
         let harness = try KillPointHarness(testCase)
@@ -35,10 +43,16 @@ import Testing
         let points = KillPointTests.points(harness.calls)
         let errno = Int32(ProcessInfo.processInfo.environment["CABINET_KILLPOINT_ERRNO"] ?? "") ?? ENOSPC
         var row = KillPointRow(name: testCase.name, points: harness.calls.count, tried: points.count)
+        row.failKill.knownProblem = KillPointTests.failThenKillProblem
         for k in points {
             row.kill.add(try harness.kill(at: k), point: k, harness: harness, mode: "killed before")
             row.retry.add(try harness.fail(at: k, errno: errno, retry: true), point: k, harness: harness, mode: "failed (retried) at")
             row.noRetry.add(try harness.fail(at: k, errno: errno, retry: false), point: k, harness: harness, mode: "failed (not retried) at")
+            guard k <= harness.calls.count, harness.calls[k - 1].contains(".wal"), harness.calls[k - 1].contains("write") else { continue }
+            for later in [1, 2, 3, 5, 8, 13] {
+                row.failKill.add(try harness.failThenKill(at: k, later: later, errno: errno), point: k, harness: harness,
+                                 mode: "failed, then killed \(later) calls later, at")
+            }
         }
         KillPointTable.shared.record(row)
         // Guards the harness: if the shim stopped failing calls, every point would pass as absorbed.
@@ -98,6 +112,9 @@ struct KillPointRow: Sendable {
         var tally: [String: Int] = [:]
         var bad = 0
         var badIssues = 0
+        /// Set for a column whose bad points are known and not yet fixed: they are
+        /// recorded as known issues (reported, counted in the table, not failing).
+        var knownProblem: String?
         mutating func add(_ outcome: KillPointOutcome, point k: Int, harness: KillPointHarness, mode: String) {
             guard case .bad(let reason) = outcome else {
                 tally["\(outcome)", default: 0] += 1
@@ -105,12 +122,19 @@ struct KillPointRow: Sendable {
             }
             bad += 1
             // Every bad point is a failure; the first ten of each kind say what went wrong.
+            let message: String
             if badIssues < 10 {
-                badIssues += 1
-                Issue.record("\(harness.testCase.name): \(mode) \(harness.describe(point: k)): \(reason)")
+                message = "\(harness.testCase.name): \(mode) \(harness.describe(point: k)): \(reason)"
             } else if badIssues == 10 {
-                badIssues += 1
-                Issue.record("\(harness.testCase.name): more points \(mode) are bad (see the table)")
+                message = "\(harness.testCase.name): more points \(mode) are bad (see the table)"
+            } else {
+                return
+            }
+            badIssues += 1
+            if let knownProblem {
+                withKnownIssue(Comment(rawValue: knownProblem), isIntermittent: true) { Issue.record(Comment(rawValue: message)) }
+            } else {
+                Issue.record(Comment(rawValue: message))
             }
         }
         func text(_ kinds: [String]) -> String {
@@ -120,10 +144,10 @@ struct KillPointRow: Sendable {
     let name: String
     let points: Int
     let tried: Int
-    var kill = Counts(), retry = Counts(), noRetry = Counts()
+    var kill = Counts(), retry = Counts(), noRetry = Counts(), failKill = Counts()
 
     var markdown: String {
-        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial"])) | \(retry.text(["reported", "absorbed", "TC-close crash"])) | \(noRetry.text(["reported", "absorbed", "TC-close crash"])) |"
+        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial"])) | \(retry.text(["reported", "absorbed", "TC-close crash"])) | \(noRetry.text(["reported", "absorbed", "TC-close crash"])) | \(failKill.text(["old", "new"])) |"
     }
 }
 
@@ -140,8 +164,8 @@ final class KillPointTable: Sendable {
         }
         guard let all else { return }
         let header = """
-            | operation | points | tried | killed: old / new / partial / bad | failed, retried: reported / absorbed / TC-close crash / bad | failed, not retried: reported / absorbed / TC-close crash / bad |
-            | --- | ---: | ---: | --- | --- | --- |
+            | operation | points | tried | killed: old / new / partial / bad | failed, retried: reported / absorbed / TC-close crash / bad | failed, not retried: reported / absorbed / TC-close crash / bad | a .wal write failed, then killed during recovery: old / new / bad |
+            | --- | ---: | ---: | --- | --- | --- | --- |
             """
         print("\n" + ([header] + all.map(\.markdown)).joined(separator: "\n") + "\n")
     }

@@ -64,8 +64,27 @@ final class TokyoCabinetTable: StorageTable {
         self.path = directory + "/" + name
         self.options = options
         try StoreDirectory.refuseLinks(forTable: path)
+        // Read before Tokyo Cabinet's open, which rolls the header back with the rest.
+        let failedWriteInterrupted = !options.readOnly && TokyoCabinetTable.hadFailedWrite(path)
         handle = try TokyoCabinetTable.openHandle(path: path, options: options)
         scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
+        if failedWriteInterrupted {
+            // Best effort: a file that is damaged besides cannot be rebuilt, and stays writable as before.
+            needsIndexRebuild = true
+            if (try? rebuildIndexIfNeeded()) == nil { needsIndexRebuild = false }
+        }
+    }
+
+    /// Whether the file's header says a writer hit a failed write in it
+    /// (`HDBFFATAL`, which Tokyo Cabinet sets in the mapped header at once and never
+    /// clears): the process may have died before Cabinet rebuilt the index after
+    /// the rollback (see ``repairIndexAfterFailedTransaction()``), which is then done
+    /// once the file is open. A rebuilt file starts without the flag.
+    private static func hadFailedWrite(_ path: String) -> Bool {
+        guard let head = StoreDirectory.readHead(of: path, count: StoreDirectory.flagsOffset + 1),
+              head.count > StoreDirectory.flagsOffset, Array(head.prefix(StoreDirectory.magic.count)) == StoreDirectory.magic else { return false }
+        let flags = head[StoreDirectory.flagsOffset]
+        return flags & UInt8(HDBFFATAL) != 0
     }
 
     deinit {

@@ -98,27 +98,63 @@ struct SaveGrow: Scenario {
     let name = "save-grow"
     let classes: [StoredObject.Type] = [Song.self]
     /// Files created with 7 buckets: 30 inserts cross the threshold (21 records).
-    func openSmall(_ path: String) throws -> ObjectStore {
+    var tuning: TokyoCabinetBackend.Options {
         var tuning = TokyoCabinetBackend.Options()
         tuning.bucketCount = 7
-        let store = try ObjectStore(backend: TokyoCabinetBackend(directory: path, options: tuning))
-        store.undoManager.isEnabled = false
-        try store.register(Song.self)
-        return store
+        return tuning
     }
     func prepare(_ work: Work) throws {
-        let store = try openSmall(work.store)
+        let store = try open(work.store)
         defer { store.close() }
         insertSongs(10, "song", into: store)
         try store.save()
     }
     func run(_ work: Work, _ steps: Steps) throws {
-        let store = try openSmall(work.store)
+        let store = try open(work.store)
         defer { store.close() }
         let songs = try store.fetchAll(Song.self).sorted { $0.rowID < $1.rowID }
         songs[0].title = "song 0 (edited)"
         store.delete(songs[1])
         insertSongs(30, "new", into: store)
+        steps.arm()
+        try save(store, steps)
+    }
+}
+
+/// A store that syncs every commit (`syncOnCommit`: each file, the journal and the
+/// directory flushed): a journaled save of two classes and a named buffer that
+/// also grows Song's buckets, so every fsync of the durable path is a point.
+struct SaveSynced: Scenario {
+    let name = "save-synced"
+    let classes: [StoredObject.Type] = [Song.self, Playlist.self]
+    let bufferNames = ["Favorite"]
+    var tuning: TokyoCabinetBackend.Options {
+        var tuning = TokyoCabinetBackend.Options()
+        tuning.bucketCount = 7
+        tuning.syncOnCommit = true
+        return tuning
+    }
+    func prepare(_ work: Work) throws {
+        let store = try open(work.store)
+        defer { store.close() }
+        let songs = insertSongs(10, "song", into: store)
+        let list = Playlist()
+        list.title = "A"
+        list.songs = Array(songs[0..<5])
+        store.insert(list)
+        try store.setNamedBuffer(favorites([songs[0]], "v1"), forName: "Favorite")
+        try store.save()
+    }
+    func run(_ work: Work, _ steps: Steps) throws {
+        let store = try open(work.store)
+        defer { store.close() }
+        let songs = try store.fetchAll(Song.self).sorted { $0.rowID < $1.rowID }
+        let list = try store.fetchAll(Playlist.self)[0]
+        songs[0].title = "song 0 (edited)"
+        let added = insertSongs(30, "new", into: store)
+        list.title = "A (edited)"
+        list.songs.append(added[0])
+        try store.setNamedBuffer(favorites([added[1]], "v2"), forName: "Favorite")
         steps.arm()
         try save(store, steps)
     }

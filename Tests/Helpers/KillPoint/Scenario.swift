@@ -21,6 +21,8 @@ protocol Scenario {
     var bufferNames: [String] { get }
     /// A store that opens with no objects counts as no store (the first save).
     var emptyIsAbsent: Bool { get }
+    /// How the scenario's store is opened (bucket count, durability).
+    var tuning: TokyoCabinetBackend.Options { get }
     /// Makes the state before the operation.
     func prepare(_ work: Work) throws
     /// The operation: arms the shim (``Steps/arm()``) where the operation starts,
@@ -35,12 +37,13 @@ protocol Scenario {
 extension Scenario {
     var bufferNames: [String] { [] }
     var emptyIsAbsent: Bool { false }
+    var tuning: TokyoCabinetBackend.Options { TokyoCabinetBackend.Options() }
     func dumpExtra(_ store: ObjectStore) throws -> [String] { [] }
     func dumpAfter(_ work: Work, source: [String]) throws -> [String] { [] }
 
     /// Opens the scenario's store with its classes registered.
     func open(_ path: String) throws -> ObjectStore {
-        let store = try ObjectStore(path: path)
+        let store = try ObjectStore(backend: TokyoCabinetBackend(directory: path, options: tuning))
         store.undoManager.isEnabled = false
         for type in classes { try store.register(type) }
         return store
@@ -49,6 +52,6 @@ extension Scenario {
 
 /// Every scenario, by name.
 var scenarios: [any Scenario] {
-    [SaveOne(), SaveMulti(), SaveGrow(), SaveFirst(), SaveNewClass(),
+    [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(),
      Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay()]
 }
