@@ -254,10 +254,10 @@ final class KillPointHarness {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        // Under `make asan` the children are sanitized too: leave SIGSEGV to the kernel, so
+        // Under `make asan` and `make tsan` the children are sanitized too: leave SIGSEGV to the kernel, so
         // that a crash reads the same as without the sanitizer (see crashedInTokyoCabinetClose).
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CABINET_KILLPOINT") && $0.key != "LD_PRELOAD" }
-            .merging(["ASAN_OPTIONS": "handle_segv=0:symbolize=0"]) { $1 }
+            .merging(["ASAN_OPTIONS": "handle_segv=0:symbolize=0", "TSAN_OPTIONS": "handle_segv=0:symbolize=0"]) { $1 }
             // Swift's backtracer hangs on a crashed child built with the sanitizer.
             .merging(KillPointHarness.sanitized ? ["SWIFT_BACKTRACE": "enable=no"] : [:]) { $1 }
             .merging(environment) { $1 }
