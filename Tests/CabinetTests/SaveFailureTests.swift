@@ -4,8 +4,7 @@ import Testing
 
 /// A real Tokyo Cabinet backend whose tables fail one chosen write or commit,
 /// once: how a save behaves when a file refuses its part.
-final class FailingBackend: StorageBackend {
-    let inner: TokyoCabinetBackend
+final class FailingBackend: ForwardingBackend {
     /// The table whose next write fails, and the table whose next commit fails.
     var failWriteOf: String?
     var failCommitOf: String?
@@ -15,50 +14,28 @@ final class FailingBackend: StorageBackend {
     /// (as when the directory's flush fails after the rename).
     var failAfterJournal = false
 
-    init(_ inner: TokyoCabinetBackend) { self.inner = inner }
-    var path: String { inner.path }
-    func tableNames() throws -> [String] { try inner.tableNames() }
-    func hasTable(named name: String) throws -> Bool { try inner.hasTable(named: name) }
-    func close() { inner.close() }
-    func openTable(named name: String) throws -> any StorageTable {
+    init(_ inner: TokyoCabinetBackend) { super.init(inner) }
+    override func openTable(named name: String) throws -> any StorageTable {
         Table(name: name, inner: try inner.openTable(named: name), owner: self)
     }
-    var needsJournal: Bool { true }
-    func writeJournal(_ bytes: [UInt8]) throws {
+    override func writeJournal(_ bytes: [UInt8]) throws {
         try inner.writeJournal(bytes)
         if failAfterJournal { failAfterJournal = false; throw FailingBackend.injected }
     }
-    func readJournal() throws -> [UInt8]? { try inner.readJournal() }
-    func removeJournal() throws { try inner.removeJournal() }
-    func readFormatMarker() throws -> String? { try inner.readFormatMarker() }
-    func writeFormatMarker(_ text: String) throws { try inner.writeFormatMarker(text) }
-    func readCatalog() throws -> StoreCatalog? { try inner.readCatalog() }
-    func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
-    var isReadOnly: Bool { inner.isReadOnly }
-    func pendingRecovery() throws -> [String] { try inner.pendingRecovery() }
 
     static let injected = CabinetError.backendFailure(RecordLocation(file: "injected"), operation: "write", code: 28, message: "No space left on device")
 
-    final class Table: StorageTable {
-        let name: String
-        let inner: any StorageTable
+    final class Table: ForwardingTable {
         unowned let owner: FailingBackend
-        init(name: String, inner: any StorageTable, owner: FailingBackend) { self.name = name; self.inner = inner; self.owner = owner }
-        var path: String { inner.path }
-        var recordCount: Int { inner.recordCount }
-        func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-            try inner.withValue(forKey: key, body)
+        init(name: String, inner: any StorageTable, owner: FailingBackend) {
+            self.owner = owner
+            super.init(name: name, inner: inner)
         }
-        func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+        override func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
             if owner.failWriteOf == name { owner.failWriteOf = nil; throw FailingBackend.injected }
             try inner.setValue(value, forKey: key)
         }
-        func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { try inner.removeValue(forKey: key) }
-        func reserveCapacity(_ records: Int) throws { try inner.reserveCapacity(records) }
-        func compact() throws { try inner.compact() }
-        func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { try inner.forEach(body) }
-        func beginTransaction() throws { try inner.beginTransaction() }
-        func commitTransaction() throws {
+        override func commitTransaction() throws {
             if owner.failCommitOf == name {
                 owner.commitFailures -= 1
                 if owner.commitFailures == 0 { owner.failCommitOf = nil }
@@ -67,7 +44,6 @@ final class FailingBackend: StorageBackend {
             }
             try inner.commitTransaction()
         }
-        func abortTransaction() throws { try inner.abortTransaction() }
     }
 }
 
@@ -82,6 +58,15 @@ final class FailingBackend: StorageBackend {
         return (store, backend)
     }
 
+    /// Inserts a song titled `title` and a playlist "list" that refers to it: a save of two files.
+    @discardableResult
+    private func insertSongAndList(into store: ObjectStore, title: String) -> Song {
+        let song = Song(); song.title = title
+        let list = Playlist(); list.title = "list"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        return song
+    }
+
     private func titles(_ directory: TemporaryDirectory) throws -> [String] {
         let store = try ObjectStore(path: directory.path + "/store")
         defer { store.close() }
@@ -92,9 +77,7 @@ final class FailingBackend: StorageBackend {
     @Test func aJournaledSaveThatNoFileTookLeavesNoJournalAndStaysPending() throws {
         let directory = try TemporaryDirectory()
         let (store, backend) = try openStore(directory)
-        let song = Song(); song.title = "kept"
-        let list = Playlist(); list.title = "list"; list.songs = [song]
-        store.insert(song); store.insert(list)
+        insertSongAndList(into: store, title: "kept")
         backend.failWriteOf = "Song"
         #expect(expectCabinetError({ try store.save() }, where: { $0 == FailingBackend.injected }) != nil)
         #expect(store.hasUnsavedChanges)
@@ -109,9 +92,7 @@ final class FailingBackend: StorageBackend {
     @Test func aRetryAfterAFailedJournaledSaveWritesEverything() throws {
         let directory = try TemporaryDirectory()
         let (store, backend) = try openStore(directory)
-        let song = Song(); song.title = "one"
-        let list = Playlist(); list.title = "list"; list.songs = [song]
-        store.insert(song); store.insert(list)
+        insertSongAndList(into: store, title: "one")
         backend.failCommitOf = "Playlist"
         #expect(throws: CabinetError.self) { try store.save() }
         #expect(store.hasUnsavedChanges)
@@ -123,9 +104,7 @@ final class FailingBackend: StorageBackend {
     @Test func aJournaledSaveThatOneFileCommittedIsReportedAsSavedAndFinishedLater() throws {
         let directory = try TemporaryDirectory()
         let (store, backend) = try openStore(directory)
-        let song = Song(); song.title = "one"
-        let list = Playlist(); list.title = "list"; list.songs = [song]
-        store.insert(song); store.insert(list)
+        insertSongAndList(into: store, title: "one")
         // Tables commit in name order: Playlist first, then Song, whose file keeps refusing.
         backend.failCommitOf = "Song"
         backend.commitFailures = 2
@@ -145,9 +124,7 @@ final class FailingBackend: StorageBackend {
     @Test func aFileThatRefusesItsPartOnceIsWrittenAtOnceFromTheJournal() throws {
         let directory = try TemporaryDirectory()
         let (store, backend) = try openStore(directory)
-        let song = Song(); song.title = "one"
-        let list = Playlist(); list.title = "list"; list.songs = [song]
-        store.insert(song); store.insert(list)
+        insertSongAndList(into: store, title: "one")
         backend.failCommitOf = "Song"
         try store.save()   // Playlist committed, Song refused once: the journal finishes it before save returns
         #expect(!store.hasUnsavedChanges)
@@ -160,9 +137,7 @@ final class FailingBackend: StorageBackend {
     @Test func readsFinishASaveThatMemoryCountsAsDone() throws {
         let directory = try TemporaryDirectory()
         let (store, backend) = try openStore(directory)
-        let song = Song(); song.title = "one"
-        let list = Playlist(); list.title = "list"; list.songs = [song]
-        store.insert(song); store.insert(list)
+        insertSongAndList(into: store, title: "one")
         backend.failCommitOf = "Song"
         backend.commitFailures = 2
         #expect(throws: CabinetError.self) { try store.save() }
@@ -175,9 +150,7 @@ final class FailingBackend: StorageBackend {
     @Test func theNextSaveFinishesAJournaledSaveBeforeWritingItsOwn() throws {
         let directory = try TemporaryDirectory()
         let (store, backend) = try openStore(directory)
-        let song = Song(); song.title = "one"
-        let list = Playlist(); list.title = "list"; list.songs = [song]
-        store.insert(song); store.insert(list)
+        let song = insertSongAndList(into: store, title: "one")
         backend.failCommitOf = "Song"
         backend.commitFailures = 2
         #expect(throws: CabinetError.self) { try store.save() }
@@ -191,9 +164,7 @@ final class FailingBackend: StorageBackend {
     @Test func aJournalWriteThatFailsAfterItsRenameLeavesNoSaveToComeBack() throws {
         let directory = try TemporaryDirectory()
         let (store, backend) = try openStore(directory)
-        let song = Song(); song.title = "given up"
-        let list = Playlist(); list.title = "list"; list.songs = [song]
-        store.insert(song); store.insert(list)
+        insertSongAndList(into: store, title: "given up")
         backend.failAfterJournal = true
         #expect(expectCabinetError({ try store.save() }, where: { $0 == FailingBackend.injected }) != nil)
         #expect(store.hasUnsavedChanges)

@@ -58,20 +58,16 @@ final class StoreFixture {
     }
 }
 
-/// A real backend with a counter on every read, so tests can prove what was not read.
-final class CountingBackend: StorageBackend {
+/// A backend that hands every call to `inner`. Test wrappers subclass it and
+/// change one thing, so a requirement added to the protocol is forwarded here once.
+class ForwardingBackend: StorageBackend {
     let inner: any StorageBackend
-    private(set) var singleReads: [String: Int] = [:]
-    private(set) var scans: [String: Int] = [:]
-
     init(_ inner: any StorageBackend) { self.inner = inner }
     var path: String { inner.path }
     func tableNames() throws -> [String] { try inner.tableNames() }
     func hasTable(named name: String) throws -> Bool { try inner.hasTable(named: name) }
     func close() { inner.close() }
-    func openTable(named name: String) throws -> any StorageTable {
-        CountingTable(name: name, inner: try inner.openTable(named: name), owner: self)
-    }
+    func openTable(named name: String) throws -> any StorageTable { try inner.openTable(named: name) }
     var needsJournal: Bool { inner.needsJournal }
     func writeJournal(_ bytes: [UInt8]) throws { try inner.writeJournal(bytes) }
     func readJournal() throws -> [UInt8]? { try inner.readJournal() }
@@ -82,33 +78,53 @@ final class CountingBackend: StorageBackend {
     func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
     var isReadOnly: Bool { inner.isReadOnly }
     func pendingRecovery() throws -> [String] { try inner.pendingRecovery() }
+}
+
+/// A table that hands every call to `inner`; see ``ForwardingBackend``.
+class ForwardingTable: StorageTable {
+    let name: String
+    let inner: any StorageTable
+    init(name: String, inner: any StorageTable) { self.name = name; self.inner = inner }
+    var path: String { inner.path }
+    var recordCount: Int { inner.recordCount }
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try inner.withValue(forKey: key, body)
+    }
+    func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws { try inner.setValue(value, forKey: key) }
+    func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { try inner.removeValue(forKey: key) }
+    func reserveCapacity(_ records: Int) throws { try inner.reserveCapacity(records) }
+    func compact() throws { try inner.compact() }
+    func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { try inner.forEach(body) }
+    func beginTransaction() throws { try inner.beginTransaction() }
+    func commitTransaction() throws { try inner.commitTransaction() }
+    func abortTransaction() throws { try inner.abortTransaction() }
+}
+
+/// A real backend with a counter on every read, so tests can prove what was not read.
+final class CountingBackend: ForwardingBackend {
+    private(set) var singleReads: [String: Int] = [:]
+    private(set) var scans: [String: Int] = [:]
+
+    override func openTable(named name: String) throws -> any StorageTable {
+        CountingTable(name: name, inner: try inner.openTable(named: name), owner: self)
+    }
     func reads(of name: String) -> Int { singleReads[name, default: 0] }
     func resetCounts() { singleReads = [:]; scans = [:] }
 
-    final class CountingTable: StorageTable {
-        let name: String
-        let inner: any StorageTable
+    final class CountingTable: ForwardingTable {
         unowned let owner: CountingBackend
         init(name: String, inner: any StorageTable, owner: CountingBackend) {
-            self.name = name; self.inner = inner; self.owner = owner
+            self.owner = owner
+            super.init(name: name, inner: inner)
         }
-        var path: String { inner.path }
-        var recordCount: Int { inner.recordCount }
-        func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        override func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
             owner.singleReads[name, default: 0] += 1
             return try inner.withValue(forKey: key, body)
         }
-        func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
-            try inner.setValue(value, forKey: key)
-        }
-        func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { try inner.removeValue(forKey: key) }
-        func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        override func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
             owner.scans[name, default: 0] += 1
             try inner.forEach(body)
         }
-        func beginTransaction() throws { try inner.beginTransaction() }
-        func commitTransaction() throws { try inner.commitTransaction() }
-        func abortTransaction() throws { try inner.abortTransaction() }
     }
 }
 

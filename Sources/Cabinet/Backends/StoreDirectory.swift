@@ -49,13 +49,19 @@ enum StoreDirectory {
         try names(in: directory).map { classify($0, in: directory) }
     }
 
-    /// The non-dot names in `directory`, sorted.
-    private static func names(in directory: String) throws -> [String] {
+    /// Every name in `directory`, dot files included, sorted; a directory that
+    /// cannot be read is a ``CabinetError/cannotAccessDirectory(path:reason:)``.
+    static func allNames(in directory: String) throws -> [String] {
         do {
-            return try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
+            return try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         } catch {
             throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
         }
+    }
+
+    /// The non-dot names in `directory`, sorted.
+    private static func names(in directory: String) throws -> [String] {
+        try allNames(in: directory).filter { !$0.hasPrefix(".") }
     }
 
     static func classify(_ name: String, in directory: String) -> Entry {
@@ -85,9 +91,16 @@ enum StoreDirectory {
     /// it open, and the log holds at least its own header (8 bytes) and the file's
     /// (256 bytes). Tokyo Cabinet does that even for a reader, writing to the file.
     static func transactionPending(table path: String, logSize: Int) -> Bool {
-        guard logSize >= 8 + headerSize, let header = readHead(of: path, count: headerSize), header.count == headerSize,
-              Array(header.prefix(magic.count)) == magic else { return false }
-        return header[flagsOffset] & openFlag != 0
+        guard logSize >= 8 + headerSize, let flags = headerFlags(of: path) else { return false }
+        return flags & openFlag != 0
+    }
+
+    /// The flags byte of the Tokyo Cabinet file at `path` (`HDBFOPEN`, `HDBFFATAL`),
+    /// read without Tokyo Cabinet; `nil` if it is not a file with a whole header.
+    static func headerFlags(of path: String) -> UInt8? {
+        guard let header = readHead(of: path, count: headerSize), header.count == headerSize,
+              Array(header.prefix(magic.count)) == magic else { return nil }
+        return header[flagsOffset]
     }
 
     /// The tables of `directory` whose interrupted transaction a writable open rolls back.

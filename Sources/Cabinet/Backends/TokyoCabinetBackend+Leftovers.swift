@@ -16,13 +16,7 @@ extension TokyoCabinetBackend {
     /// so when `Song` is missing the temporary is the only copy and becomes
     /// `Song`; otherwise it is a partial copy and goes.
     static func tidyLeftovers(in directory: String) throws {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
-        }
-        for name in names.sorted() {
+        for name in try StoreDirectory.allNames(in: directory) {
             let path = directory + "/" + name
             if name.hasPrefix(DirectoryFiles.temporaryPrefix) {
                 try DirectoryFiles.remove(path)

@@ -55,7 +55,7 @@ extension TokyoCabinetBackend {
             try DirectoryFiles.syncDirectory(path)
         }
         // Everything but the manifest first: a folder without one has nothing left to move.
-        for name in try FileManager.default.contentsOfDirectory(atPath: staging) where name != TokyoCabinetBackend.restoreManifestName {
+        for name in try StoreDirectory.allNames(in: staging) where name != TokyoCabinetBackend.restoreManifestName {
             try DirectoryFiles.remove(staging + "/" + name)
         }
         try DirectoryFiles.remove(manifestPath)
@@ -73,13 +73,7 @@ extension TokyoCabinetBackend {
         var status = stat()
         guard lstat(staging, &status) == 0 else { throw DirectoryFiles.failure("inspect", staging) }
         guard (status.st_mode & S_IFMT) == S_IFDIR else { throw refuse("is not a directory (a link?)") }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: staging)
-        } catch {
-            throw CabinetError.cannotAccessDirectory(path: staging, reason: "\(error.localizedDescription)")
-        }
-        for name in names {
+        for name in try StoreDirectory.allNames(in: staging) {
             guard lstat(staging + "/" + name, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
                 throw refuse("holds '\(name)', which is not a regular file")
             }

@@ -133,18 +133,13 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// Tokyo Cabinet files in the directory: regular files whose first bytes are
     /// Tokyo Cabinet's magic. Dot files and anything else are left alone.
     public func tableNames() throws -> [String] {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: path)
-        } catch {
-            throw CabinetError.cannotAccessDirectory(path: path, reason: "\(error.localizedDescription)")
-        }
+        let names = try StoreDirectory.allNames(in: path)
         // Never open and close a file this process has open: closing any descriptor of a
         // file drops all of the process's fcntl locks on it, Tokyo Cabinet's included.
         return names.filter { name in
             !name.hasPrefix(".") && !TokyoCabinetBackend.isLeftover(name)
                 && (tables[name] != nil || TokyoCabinetTable.hasMagic(atPath: filePath(forTable: name)))
-        }.sorted()
+        }
     }
 
     public func hasTable(named name: String) throws -> Bool {

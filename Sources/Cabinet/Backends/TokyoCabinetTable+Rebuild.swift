@@ -39,6 +39,7 @@ extension TokyoCabinetTable {
                       pool: Int8(bitPattern: hdb.pointee.fpow), flags: hdb.pointee.opts)
         try writeTemporary(tuning: tuning, operation: operation) { copy in
             try forEach { key, value in
+                // An empty value has no address; Tokyo Cabinet still wants a valid pointer (it reads 0 bytes).
                 guard tchdbput(copy, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(hdb), Int32(value.count)) else {
                     throw temporaryFailure(copy, operation)
                 }

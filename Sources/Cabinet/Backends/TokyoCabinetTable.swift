@@ -40,9 +40,6 @@ private final class Scan {
 /// a later save can try again. If the reopen itself fails, the next operation
 /// tries once more.
 final class TokyoCabinetTable: StorageTable {
-    /// The first bytes of every Tokyo Cabinet database file.
-    static let magic = Array("ToKyO CaBiNeT\n".utf8)
-
     let path: String
     /// The store directory and the table's name in it.
     let directory: String
@@ -81,9 +78,7 @@ final class TokyoCabinetTable: StorageTable {
     /// the rollback (see ``repairIndexAfterFailedTransaction()``), which is then done
     /// once the file is open. A rebuilt file starts without the flag.
     private static func hadFailedWrite(_ path: String) -> Bool {
-        guard let head = StoreDirectory.readHead(of: path, count: StoreDirectory.flagsOffset + 1),
-              head.count > StoreDirectory.flagsOffset, Array(head.prefix(StoreDirectory.magic.count)) == StoreDirectory.magic else { return false }
-        let flags = head[StoreDirectory.flagsOffset]
+        guard let flags = StoreDirectory.headerFlags(of: path) else { return false }
         return flags & UInt8(HDBFFATAL) != 0
     }
 

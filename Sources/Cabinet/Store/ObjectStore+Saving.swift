@@ -112,7 +112,7 @@ extension ObjectStore {
         do {
             try applyJournal(bytes)
         } catch let failure as JournalApplyFailure {
-            try undecideJournal(after: failure, entries: entries)
+            try settleFailedApply(failure, entries: entries)
         }
         do {
             try backend.removeJournal()
@@ -129,7 +129,7 @@ extension ObjectStore {
     /// removed, the save is decided: memory counts it as saved, the journal is
     /// replayed at once, and only if that fails too does the save throw
     /// `saveNotFinished`, saying the next save, read or open finishes it.
-    private func undecideJournal(after failure: JournalApplyFailure, entries: [ClassEntry]) throws {
+    private func settleFailedApply(_ failure: JournalApplyFailure, entries: [ClassEntry]) throws {
         if failure.committedTables == 0, (try? backend.removeJournal()) != nil {
             throw failure.error
         }
@@ -141,14 +141,13 @@ extension ObjectStore {
         throw CabinetError.saveNotFinished(path: path, reason: "\(failure.error)")
     }
 
-    /// Replays a journal into its tables, one transaction per table; returns how
-    /// many tables committed. On failure throws a ``JournalApplyFailure`` that
-    /// says how many had committed before it.
-    @discardableResult
-    func applyJournal(_ bytes: [UInt8]) throws -> Int {
+    /// Replays a journal into its tables, one transaction per table. On failure
+    /// throws a ``JournalApplyFailure`` that says how many had committed before it.
+    func applyJournal(_ bytes: [UInt8]) throws {
         var tables: [String: any StorageTable] = [:]
         var begun: [any StorageTable] = []
         var committed = 0
+        var committing = false
         do {
             let location = RecordLocation(file: path + "/" + TokyoCabinetBackend.journalFileName)
             try SaveJournal.replay(bytes, location: location) { name, key, value in
@@ -168,15 +167,16 @@ extension ObjectStore {
                 }
                 try table.apply(value, forKey: key)
             }
+            committing = true
             for table in begun {
                 try table.commitTransaction()
                 committed += 1
             }
         } catch {
-            for table in begun[committed...] { try? table.abortTransaction() }
+            // A table whose commit failed has rolled back itself; the ones after it have not.
+            for table in begun[(committing ? committed + 1 : committed)...] { try? table.abortTransaction() }
             throw JournalApplyFailure(error: error, committedTables: committed)
         }
-        return committed
     }
 
     /// Finishes a save a crash (or a failed write) interrupted, from its journal.
