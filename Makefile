@@ -69,9 +69,13 @@ crashpoints: deps
 # with the library's sources; findings go to .build-fuzz/.
 FUZZ_SECONDS ?= 60
 fuzz: deps
-	mkdir -p .build-fuzz/corpus
-	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name Cabinet -I Sources/CTokyoCabinet \
-	  $$(find Sources/Cabinet -name '*.swift') Fuzz/FuzzDecoders.swift -ltokyocabinet \
+	mkdir -p .build-fuzz/corpus .build-fuzz/modules
+	swiftc -c -wmo -sanitize=fuzzer,address -parse-as-library -O -module-name CabinetStorage -package-name cabinet \
+	  -I Sources/CTokyoCabinet -emit-module -emit-module-path .build-fuzz/modules/CabinetStorage.swiftmodule \
+	  $$(find Sources/CabinetStorage -name '*.swift') -o .build-fuzz/CabinetStorage.o
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name Cabinet -package-name cabinet \
+	  -I .build-fuzz/modules -I Sources/CTokyoCabinet \
+	  $$(find Sources/Cabinet -name '*.swift') Fuzz/FuzzDecoders.swift .build-fuzz/CabinetStorage.o -ltokyocabinet \
 	  -o .build-fuzz/fuzz-decoders 2>&1 | grep -v "Cannot export local symbol '__asan" || true
 	cd .build-fuzz && ./fuzz-decoders corpus -max_total_time=$(FUZZ_SECONDS) -max_len=512
 

@@ -5,6 +5,8 @@ let package = Package(
     name: "Cabinet",
     products: [
         .library(name: "Cabinet", targets: ["Cabinet"]),
+        // The storage layer alone (tables, files, journal, backends), for tools that need no objects.
+        .library(name: "CabinetStorage", targets: ["CabinetStorage"]),
         .executable(name: "playlists", targets: ["Playlists"]),
         .executable(name: "speedtest", targets: ["speedtest"]),
         .executable(name: "cabinet", targets: ["CabinetTool"]),
@@ -22,9 +24,15 @@ let package = Package(
             pkgConfig: "tokyocabinet",
             providers: [.apt(["libtokyocabinet-dev", "zlib1g-dev"])]
         ),
+        // Bytes, tables, files, the journal, locks and the backends: knows no objects.
+        .target(
+            name: "CabinetStorage",
+            dependencies: ["CTokyoCabinet"]
+        ),
+        // Objects, their encoding, the store, undo, versioning, maintenance; re-exports CabinetStorage.
         .target(
             name: "Cabinet",
-            dependencies: ["CTokyoCabinet"]
+            dependencies: ["CabinetStorage"]
         ),
         .executableTarget(
             name: "Playlists",
@@ -99,7 +107,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CabinetTests",
-            dependencies: ["Cabinet", "CTokyoCabinet"]
+            dependencies: ["Cabinet", "CabinetStorage", "CTokyoCabinet"]
         ),
     ],
     swiftLanguageModes: [.v6]

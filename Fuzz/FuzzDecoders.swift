@@ -1,5 +1,5 @@
 // libFuzzer entry point for Cabinet's decoders and for its reader of Tokyo
-// Cabinet's record region (`make fuzz`). Compiled into one module with the
+// Cabinet's record region (`make fuzz`). Compiled into the Cabinet module with the
 // library's sources, so it reaches the same decode paths a fetch and a scan use.
 // Every input must end in a value or a thrown CabinetError; anything else (a
 // trap, a sanitizer report) is a finding.

@@ -13,7 +13,7 @@ public struct StoreInfo: Sendable {
         public var name: String
         /// Records in the file, the metadata row included.
         public var records: Int
-        /// The file's size in bytes (0 for tables that are not files).
+        /// The bytes the table occupies (a file's size; see ``StorageTable/byteCount``).
         public var bytes: UInt64
         /// The class metadata (row 1), or `nil` for the named buffers or a file without it.
         public var lastRowID: UInt32?
@@ -63,7 +63,7 @@ public struct StoreInfo: Sendable {
                 return info
             }
             let table = try backend.openTable(named: name)
-            var info = Table(name: name, records: table.recordCount, bytes: (table as? TokyoCabinetTable)?.fileSize ?? 0)
+            var info = Table(name: name, records: table.recordCount, bytes: table.byteCount)
             if name != ObjectStore.namedBuffersTableName {
                 let format = try table.withValue(forRow: ClassMetadata.rowID) { $0.count == 6 ? "bnr" : "cabinet" }
                 if let metadata = try ClassRegistrar.readMetadata(of: table, className: name) {

@@ -8,9 +8,9 @@ import Foundation
 /// next writer to open the store finishes it, and a reader is told to wait.
 extension TokyoCabinetBackend {
     /// The folder inside a store that holds a decided restore's files.
-    static let restoreStagingName = ".cabinet-restore"
+    package static let restoreStagingName = ".cabinet-restore"
     /// The list of the backup's tables, inside the restore folder.
-    static let restoreManifestName = ".cabinet-manifest"
+    package static let restoreManifestName = ".cabinet-manifest"
 
     var restoreStagingPath: String { path + "/" + TokyoCabinetBackend.restoreStagingName }
 
@@ -19,7 +19,7 @@ extension TokyoCabinetBackend {
 
     /// Moves the restore folder's files into place, removes the store's tables
     /// the backup does not have and any save journal, then removes the folder.
-    func finishRestore() throws {
+    package func finishRestore() throws {
         let staging = restoreStagingPath
         guard restorePending else { return }
         try checkWritableForRecovery("a restore was interrupted")
@@ -104,7 +104,7 @@ extension TokyoCabinetBackend {
     }
 
     /// Flushes every open table and the directory to the disk.
-    func syncAll() throws {
+    package func syncAll() throws {
         for table in tables.values { try table.sync() }
         try DirectoryFiles.syncDirectory(path)
     }

@@ -7,9 +7,9 @@ import Foundation
 /// Used to decide whether a directory is a store at all, what a reader must
 /// refuse (an interrupted transaction it may not roll back), and what
 /// `cabinet verify` reports.
-enum StoreDirectory {
+package enum StoreDirectory {
     /// One non-dot entry of a store directory.
-    enum Entry: Equatable {
+    package enum Entry: Equatable {
         /// A Tokyo Cabinet file: a class file or the named buffers.
         case table(String)
         /// `<table>.wal`, Tokyo Cabinet's transaction log of `table`; `pending` when it
@@ -21,13 +21,13 @@ enum StoreDirectory {
         case foreign(String, what: String)
 
         /// Whether the entry is `table`'s transaction log holding a transaction to roll back.
-        func hasPendingTransaction(of table: String) -> Bool {
+        package func hasPendingTransaction(of table: String) -> Bool {
             if case .transactionLog(_, table, true) = self { return true }
             return false
         }
 
         /// Whether the entry is a Tokyo Cabinet file (a table, or a rebuild's copy of one).
-        var isTokyoCabinetFile: Bool {
+        package var isTokyoCabinetFile: Bool {
             switch self {
             case .table, .rebuildTemporary: true
             case .transactionLog, .foreign: false
@@ -36,22 +36,22 @@ enum StoreDirectory {
     }
 
     /// The first bytes of every Tokyo Cabinet database file.
-    static let magic = Array("ToKyO CaBiNeT\n".utf8)
+    package static let magic = Array("ToKyO CaBiNeT\n".utf8)
     /// Tokyo Cabinet's header: 256 bytes, its flags byte at offset 33.
-    static let headerSize = 256
-    static let flagsOffset = 33
+    package static let headerSize = 256
+    package static let flagsOffset = 33
     /// The header flag a writer sets while it has the file open (`HDBFOPEN`): still
     /// set with no writer around, the last one was killed.
-    static let openFlag: UInt8 = 1 << 0
+    package static let openFlag: UInt8 = 1 << 0
 
     /// The non-dot entries of `directory`, sorted by name.
-    static func entries(of directory: String) throws -> [Entry] {
+    package static func entries(of directory: String) throws -> [Entry] {
         try names(in: directory).map { classify($0, in: directory) }
     }
 
     /// Every name in `directory`, dot files included, sorted; a directory that
     /// cannot be read is a ``CabinetError/cannotAccessDirectory(path:reason:)``.
-    static func allNames(in directory: String) throws -> [String] {
+    package static func allNames(in directory: String) throws -> [String] {
         do {
             return try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         } catch {
@@ -64,7 +64,7 @@ enum StoreDirectory {
         try allNames(in: directory).filter { !$0.hasPrefix(".") }
     }
 
-    static func classify(_ name: String, in directory: String) -> Entry {
+    package static func classify(_ name: String, in directory: String) -> Entry {
         let path = directory + "/" + name
         var status = stat()
         guard lstat(path, &status) == 0 else { return .foreign(name, what: "unreadable: \(String(cString: strerror(errno)))") }
@@ -90,21 +90,21 @@ enum StoreDirectory {
     /// log: as `tchdbopenimpl` decides it, the file's header still says a writer has
     /// it open, and the log holds at least its own header (8 bytes) and the file's
     /// (256 bytes). Tokyo Cabinet does that even for a reader, writing to the file.
-    static func transactionPending(table path: String, logSize: Int) -> Bool {
+    package static func transactionPending(table path: String, logSize: Int) -> Bool {
         guard logSize >= 8 + headerSize, let flags = headerFlags(of: path) else { return false }
         return flags & openFlag != 0
     }
 
     /// The flags byte of the Tokyo Cabinet file at `path` (`HDBFOPEN`, `HDBFFATAL`),
     /// read without Tokyo Cabinet; `nil` if it is not a file with a whole header.
-    static func headerFlags(of path: String) -> UInt8? {
+    package static func headerFlags(of path: String) -> UInt8? {
         guard let header = readHead(of: path, count: headerSize), header.count == headerSize,
               Array(header.prefix(magic.count)) == magic else { return nil }
         return header[flagsOffset]
     }
 
     /// The tables of `directory` whose interrupted transaction a writable open rolls back.
-    static func interruptedTransactions(in directory: String) throws -> [String] {
+    package static func interruptedTransactions(in directory: String) throws -> [String] {
         // Every open checks this: look at the logs only, not into every class file.
         try names(in: directory).filter { $0.hasSuffix(".wal") }.compactMap { name in
             if case .transactionLog(_, let table, true) = classify(name, in: directory) { return table }
@@ -113,13 +113,13 @@ enum StoreDirectory {
     }
 
     /// Whether `path` is a regular file that starts with Tokyo Cabinet's magic.
-    static func hasMagic(atPath path: String) -> Bool {
+    package static func hasMagic(atPath path: String) -> Bool {
         readHead(of: path, count: magic.count).map { $0 == magic } ?? false
     }
 
     /// Up to `count` first bytes of the regular file at `path`; `nil` for a link, a
     /// FIFO, a device or a directory, which are never opened for reading.
-    static func readHead(of path: String, count: Int) -> [UInt8]? {
+    package static func readHead(of path: String, count: Int) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -133,7 +133,7 @@ enum StoreDirectory {
 
     /// Refuses a class file (or its transaction log) that is a link: Tokyo Cabinet
     /// opens both by path, and would read, fill or truncate whatever the link points at.
-    static func refuseLinks(forTable path: String) throws {
+    package static func refuseLinks(forTable path: String) throws {
         for file in [path, path + ".wal"] {
             var status = stat()
             if lstat(file, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK {

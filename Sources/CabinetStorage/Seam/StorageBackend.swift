@@ -83,8 +83,12 @@ public protocol StorageTable: AnyObject {
     /// The table's file (or name), used in error messages.
     var path: String { get }
 
-    /// The number of records, including the class metadata row.
+    /// The number of records (every key, whatever the layer above keeps there).
     var recordCount: Int { get }
+
+    /// The bytes the table occupies where it is kept: a file's size, free space
+    /// included, or what an in-memory or remote table holds. For `cabinet info`.
+    var byteCount: UInt64 { get }
 
     /// Calls `body` with the value stored under `key`, or returns `nil` if there is none.
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
@@ -125,26 +129,26 @@ extension StorageTable {
 
     /// Calls `body` with the value under a 4-byte little-endian row key.
     @inlinable
-    func withValue<R>(forRow rowID: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    package func withValue<R>(forRow rowID: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withUnsafeBytes(of: rowID.littleEndian) { try withValue(forKey: $0, body) }
     }
 
-    func setValue(_ value: UnsafeRawBufferPointer, forRow rowID: UInt32) throws {
+    package func setValue(_ value: UnsafeRawBufferPointer, forRow rowID: UInt32) throws {
         try withUnsafeBytes(of: rowID.littleEndian) { try setValue(value, forKey: $0) }
     }
 
     @discardableResult
-    func removeValue(forRow rowID: UInt32) throws -> Bool {
+    package func removeValue(forRow rowID: UInt32) throws -> Bool {
         try withUnsafeBytes(of: rowID.littleEndian) { try removeValue(forKey: $0) }
     }
 
     /// Stores `value` under `key`, or removes the key when `value` is `nil`.
-    func apply(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer) throws {
+    package func apply(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer) throws {
         if let value { try setValue(value, forKey: key) } else { try removeValue(forKey: key) }
     }
 
     /// Runs `body` in one transaction: committed if it returns, aborted if it throws.
-    func transaction<R>(_ body: () throws -> R) throws -> R {
+    package func transaction<R>(_ body: () throws -> R) throws -> R {
         try beginTransaction()
         do {
             let result = try body()

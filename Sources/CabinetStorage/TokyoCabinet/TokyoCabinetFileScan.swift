@@ -94,10 +94,11 @@ enum TokyoCabinetFileScan {
 }
 
 /// Decodes the blocks of a mapped Tokyo Cabinet hash file, checking every length.
-struct BlockReader {
-    struct Block {
-        var size: Int
-        var record: (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?
+/// (`package`: the fuzzer in `make fuzz` feeds it arbitrary bytes.)
+package struct BlockReader {
+    package struct Block {
+        package var size: Int
+        package var record: (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?
     }
 
     let file: UnsafeRawBufferPointer
@@ -106,9 +107,16 @@ struct BlockReader {
     let wideOffsets: Bool
     let path: String
 
+    package init(file: UnsafeRawBufferPointer, bigEndian: Bool, wideOffsets: Bool, path: String) {
+        self.file = file
+        self.bigEndian = bigEndian
+        self.wideOffsets = wideOffsets
+        self.path = path
+    }
+
     /// The block at `offset`: its size, and its key and value if it is a record.
     @inline(__always)
-    func block(at offset: Int) throws -> Block {
+    package func block(at offset: Int) throws -> Block {
         var cursor = offset
         let magic = try number(UInt8.self, &cursor, at: offset)
         if magic == TokyoCabinetFileScan.freeBlockMagic {

@@ -4,9 +4,9 @@
 ///
 /// Checked where a name comes in: at `register` (a class's `storedName`) and in
 /// a save journal read from disk, whose table names are untrusted bytes.
-enum TableName {
+package enum TableName {
     /// Why `name` cannot name a table, or `nil` if it can.
-    static func problem(with name: String) -> String? {
+    package static func problem(with name: String) -> String? {
         if name.isEmpty || name.utf8.count > 255 {
             return "a table's name must be 1 to 255 bytes"
         }

@@ -61,6 +61,9 @@ final class MemoryTable: StorageTable {
 
     var recordCount: Int { values.count }
 
+    /// The bytes of every key and value (what a file would hold, without its overhead).
+    var byteCount: UInt64 { values.reduce(0) { $0 + UInt64($1.key.count + $1.value.count) } }
+
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard let value = values[Array(key)] else { return nil }
         return try value.withUnsafeBytes(body)

@@ -7,22 +7,24 @@
 /// to the files, and then removes the journal. A store that opens with a journal
 /// present replays it: the puts and removes are idempotent, so replaying a save
 /// that was fully or partly applied completes it. The layout is in `docs/FORMAT.md`.
-struct SaveJournal {
-    static let magic = Array("CABINETJ".utf8)
-    static let formatVersion: UInt8 = 1
+package struct SaveJournal {
+    package static let magic = Array("CABINETJ".utf8)
+    package static let formatVersion: UInt8 = 1
 
-    enum Operation: UInt8 {
+    package enum Operation: UInt8 {
         case end = 0, put = 1, remove = 2
     }
 
     private var tableIndex: [String: UInt16] = [:]
-    private(set) var tableNames: [String] = []
+    package private(set) var tableNames: [String] = []
+
+    package init() {}
     private var operationCount: UInt32 = 0
-    private var body = DataBuffer()
+    private var body = ByteWriter()
 
     /// The journal's number for `table`, given once per table so recording a
     /// record costs no name lookup.
-    mutating func tableIndex(for table: String) -> UInt16 {
+    package mutating func tableIndex(for table: String) -> UInt16 {
         if let known = tableIndex[table] { return known }
         let index = UInt16(tableNames.count)
         tableIndex[table] = index
@@ -31,32 +33,32 @@ struct SaveJournal {
     }
 
     /// Records that `key` of `table` is set to `value` (or removed, when `value` is nil).
-    mutating func record(table: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+    package mutating func record(table: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
         record(table: tableIndex(for: table), key: key, value: value)
     }
 
     /// Records that `key` of the table numbered `table` is set to `value` (or removed).
-    mutating func record(table index: UInt16, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-        body.writeUInt8(value == nil ? Operation.remove.rawValue : Operation.put.rawValue)
-        body.appendLittleEndian(index)
-        body.writeCounted(key)
-        if let value { body.writeCounted(value) }
+    package mutating func record(table index: UInt16, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+        body.append(value == nil ? Operation.remove.rawValue : Operation.put.rawValue)
+        body.append(index)
+        body.appendCounted(key)
+        if let value { body.appendCounted(value) }
         operationCount += 1
     }
 
     /// The journal file's bytes: header, table names, operations, end marker, count and CRC-32.
-    func encoded() -> [UInt8] {
-        var file = DataBuffer(capacity: body.count + 64)
+    package func encoded() -> [UInt8] {
+        var file = ByteWriter(capacity: body.count + 64)
         SaveJournal.magic.withUnsafeBytes { file.append($0) }
-        file.writeUInt8(SaveJournal.formatVersion)
-        file.appendLittleEndian(UInt16(tableNames.count))
-        for name in tableNames { file.writeString(name) }
-        body.withUnsafeBytes { file.append($0) }
-        file.writeUInt8(Operation.end.rawValue)
-        file.writeUInt32(operationCount)
-        let crc = file.withUnsafeBytes { CRC32.checksum($0) }
-        file.writeUInt32(crc)
-        return file.allBytes
+        file.append(SaveJournal.formatVersion)
+        file.append(UInt16(tableNames.count))
+        for name in tableNames { Array(name.utf8).withUnsafeBytes { file.appendCounted($0) } }
+        body.bytes.withUnsafeBytes { file.append($0) }
+        file.append(Operation.end.rawValue)
+        file.append(operationCount)
+        let crc = file.bytes.withUnsafeBytes { CRC32.checksum($0) }
+        file.append(crc)
+        return file.bytes
     }
 
     /// Calls `apply` with each operation of a journal file, after checking it whole.
@@ -64,7 +66,7 @@ struct SaveJournal {
     /// Throws if the bytes are not a complete journal (damaged, or cut short), or
     /// if it names a table that cannot be in a store (`../x`, `.cabinet-lock`, `Song.wal`):
     /// every name is checked before the first operation is applied.
-    static func replay(_ bytes: [UInt8], location: RecordLocation,
+    package static func replay(_ bytes: [UInt8], location: RecordLocation,
                        _ apply: (_ table: String, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void) throws {
         func damaged(_ reason: String) -> CabinetError { .malformedRecord(location, reason: "the save journal is damaged: \(reason)") }
         guard bytes.count >= magic.count + 1 + 2 + 1 + 4 + 4, Array(bytes.prefix(magic.count)) == magic else {
@@ -73,11 +75,9 @@ struct SaveJournal {
         let stored = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self)) }
         let computed = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<(bytes.count - 4)])) }
         guard stored == computed else { throw damaged("its checksum does not match") }
-        var reader = DataBuffer(bytes: bytes)
-        reader.origin = RecordOrigin(entry: nil, rowID: 0, file: location.file)
-        reader.readerIndex = magic.count
-        guard try reader.readUInt8() == formatVersion else { throw damaged("unknown journal version") }
-        let tableCount = Int(try reader.readLittleEndian(UInt16.self))
+        var reader = ByteReader(bytes, from: magic.count, damaged: damaged)
+        guard try reader.read(UInt8.self) == formatVersion else { throw damaged("unknown journal version") }
+        let tableCount = Int(try reader.read(UInt16.self))
         var names: [String] = []
         for _ in 0..<tableCount {
             // A name from disk becomes a path: one that reaches outside the store, or names
@@ -88,17 +88,17 @@ struct SaveJournal {
         }
         var applied: UInt32 = 0
         while true {
-            guard let operation = Operation(rawValue: try reader.readUInt8()) else { throw damaged("unknown operation") }
+            guard let operation = Operation(rawValue: try reader.read(UInt8.self)) else { throw damaged("unknown operation") }
             if operation == .end { break }
-            let index = Int(try reader.readLittleEndian(UInt16.self))
+            let index = Int(try reader.read(UInt16.self))
             guard index < names.count else { throw damaged("operation on table \(index) of \(names.count)") }
             let key = try reader.readCountedRange()
             let value = operation == .put ? try reader.readCountedRange() : nil
-            try reader.withUnsafeBytes { all in
+            try bytes.withUnsafeBytes { all in
                 try apply(names[index], UnsafeRawBufferPointer(rebasing: all[key]), value.map { UnsafeRawBufferPointer(rebasing: all[$0]) })
             }
             applied += 1
         }
-        guard try reader.readUInt32() == applied else { throw damaged("operation count does not match") }
+        guard try reader.read(UInt32.self) == applied else { throw damaged("operation count does not match") }
     }
 }

@@ -184,7 +184,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// The journal of a save in progress (see `docs/FORMAT.md`).
     public static let journalFileName = ".cabinet-journal"
 
-    var journalPath: String { path + "/" + TokyoCabinetBackend.journalFileName }
+    package var journalPath: String { path + "/" + TokyoCabinetBackend.journalFileName }
 
     /// Writes the journal beside its final name and renames it into place, so a
     /// reader sees a whole journal or none. With `syncOnCommit`, the file and the

@@ -194,8 +194,8 @@ final class TokyoCabinetTable: StorageTable {
         return Int(tchdbrnum(handle))
     }
 
-    /// The file's size in bytes.
-    var fileSize: UInt64 {
+    /// The file's size in bytes, free space included.
+    var byteCount: UInt64 {
         guard let handle else { return 0 }
         return tchdbfsiz(handle)
     }

@@ -1,0 +1,63 @@
+/// Little-endian integers and counted byte strings for the storage layer's own
+/// files (the save journal). The object layer's `DataBuffer` writes records;
+/// these two write and read the journal, which knows nothing of objects.
+struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    mutating func append(_ source: UnsafeRawBufferPointer) { bytes.append(contentsOf: source) }
+
+    mutating func append<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A UInt32 byte count, then the bytes (the layout `DataBuffer.writeString` uses too).
+    mutating func appendCounted(_ source: UnsafeRawBufferPointer) {
+        precondition(source.count <= Int(UInt32.max), "Cabinet: a journal entry over 4 GiB cannot be written")
+        append(UInt32(source.count))
+        append(source)
+    }
+
+    var count: Int { bytes.count }
+}
+
+/// Reads what ``ByteWriter`` wrote, checking every length against what is
+/// there: a damaged count throws, it never reads or allocates past the end.
+struct ByteReader {
+    let bytes: [UInt8]
+    private(set) var offset: Int
+    /// Makes the error for a read that does not fit, naming the file.
+    let damaged: (String) -> CabinetError
+
+    init(_ bytes: [UInt8], from offset: Int = 0, damaged: @escaping (String) -> CabinetError) {
+        self.bytes = bytes
+        self.offset = offset
+        self.damaged = damaged
+    }
+
+    mutating func read<T: FixedWidthInteger>(_: T.Type) throws -> T {
+        let size = MemoryLayout<T>.size
+        guard size <= bytes.count - offset else { throw damaged("it ends inside a \(size)-byte number at offset \(offset)") }
+        defer { offset += size }
+        return bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    }
+
+    /// The range of a counted byte string (see ``ByteWriter/appendCounted(_:)``).
+    mutating func readCountedRange() throws -> Range<Int> {
+        let count = Int(try read(UInt32.self))
+        guard count <= bytes.count - offset else {
+            throw damaged("a length of \(count) bytes at offset \(offset - 4), but only \(bytes.count - offset) follow")
+        }
+        defer { offset += count }
+        return offset..<(offset + count)
+    }
+
+    mutating func readString() throws -> String {
+        let range = try readCountedRange()
+        guard let text = String(validating: bytes[range], as: UTF8.self) else {
+            throw damaged("invalid UTF-8 at offset \(range.lowerBound)")
+        }
+        return text
+    }
+}
