@@ -75,10 +75,16 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/StoreHolder"
         ),
+        // The classes of the crash-torture test, shared by its child and the test.
+        .target(
+            name: "TortureModels",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/TortureModels"
+        ),
         // The child of the crash-torture test: saves in a loop until killed.
         .executableTarget(
             name: "cabinet-torture",
-            dependencies: ["Cabinet"],
+            dependencies: ["Cabinet", "TortureModels"],
             path: "Tests/Helpers/Torture"
         ),
         // A process whose disk fills up in the middle of a save.
@@ -107,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CabinetTests",
-            dependencies: ["Cabinet", "CabinetStorage", "CTokyoCabinet"]
+            dependencies: ["Cabinet", "CabinetStorage", "CTokyoCabinet", "TortureModels"]
         ),
     ],
     swiftLanguageModes: [.v6]

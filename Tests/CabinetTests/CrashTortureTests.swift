@@ -1,38 +1,7 @@
 import Cabinet
 import Foundation
 import Testing
-
-// The classes of the torture child (Tests/Helpers/Torture), read back here.
-final class TortureLeft: StoredObject {
-    override class var storedName: String { "Left" }
-    @Stored var balance: Int64 = 0
-    override func read(from buffer: inout DataBuffer) throws { balance = try buffer.readInt64() }
-    override func write(to buffer: inout DataBuffer) { buffer.writeInt64(balance) }
-}
-
-final class TortureRight: StoredObject {
-    override class var storedName: String { "Right" }
-    @Stored var balance: Int64 = 0
-    override func read(from buffer: inout DataBuffer) throws { balance = try buffer.readInt64() }
-    override func write(to buffer: inout DataBuffer) { buffer.writeInt64(balance) }
-}
-
-final class TortureReceipt: StoredObject {
-    override class var storedName: String { "Receipt" }
-    @Stored var serial: UInt64 = 0
-    @Stored var leftBalance: Int64 = 0
-    @Stored var padding: [UInt8] = []
-    override func read(from buffer: inout DataBuffer) throws {
-        serial = try buffer.readUInt64()
-        leftBalance = try buffer.readInt64()
-        padding = try buffer.readBytes()
-    }
-    override func write(to buffer: inout DataBuffer) {
-        buffer.writeUInt64(serial)
-        buffer.writeInt64(leftBalance)
-        buffer.writeBytes(padding)
-    }
-}
+import TortureModels
 
 /// A child process saves across three files in a loop; we SIGKILL it at random
 /// moments and check that every acknowledged save is there, whole, and that no

@@ -27,7 +27,7 @@ enum JournalFile {
         defer { close(fd) }
         var written = 0
         while written < bytes.count {
-            let result = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            let result = bytes.withUnsafeBytes { writeSome(fd, $0.baseAddress! + written, $0.count - written) }
             if result < 0 {
                 if errno == EINTR { continue }
                 throw failure("write journal", path)
@@ -63,7 +63,7 @@ enum JournalFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { readSome(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw failure("read", path)
@@ -73,3 +73,9 @@ enum JournalFile {
         }
     }
 }
+
+// The C library's write and read, named apart: inside `JournalFile` its own
+// `write` and `read` hide them, and qualifying them (`Glibc.write`) would tie
+// the file to one C library.
+private func writeSome(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+private func readSome(_ fd: Int32, _ bytes: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, bytes, count) }

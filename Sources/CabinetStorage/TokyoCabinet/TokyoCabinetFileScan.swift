@@ -31,8 +31,6 @@ enum TokyoCabinetFileScan {
     static let freeBlockMagic: UInt8 = 0xB0
     /// Where the bucket count sits in the header: how the byte order is told.
     static let bucketCountOffset = 40
-    /// How many records are read between releases of the pages already read.
-    static let recordsPerRelease = 16_384
 
     static func forEach(_ hdb: UnsafeMutablePointer<TCHDB>, path: String,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Outcome {
@@ -57,17 +55,13 @@ enum TokyoCabinetFileScan {
         let reader = BlockReader(file: file, bigEndian: bigEndian, wideOffsets: db.ba64 != nil, path: path)
 
         var offset = firstRecord
-        var recordsSinceRelease = 0
+        var pages = MappedPages()
         while offset < fileSize {
             let block = try reader.block(at: offset)
             offset += block.size
             guard let record = block.record else { continue }
             if try !body(record.key, record.value) { return .stopped }
-            recordsSinceRelease &+= 1
-            if recordsSinceRelease == recordsPerRelease {
-                recordsSinceRelease = 0
-                releasePages(map, before: offset)
-            }
+            if pages.countRecord() { MappedPages.release(map, length: offset) }
         }
         return .finished
     }
@@ -82,14 +76,6 @@ enum TokyoCabinetFileScan {
         let little = UInt64(littleEndian: stored) == bucketCount
         guard big != little else { return nil }
         return big
-    }
-
-    /// Hands back the mapped pages before `offset`: a scan of any size stays in
-    /// bounded memory (the pages stay in the page cache; nothing is written).
-    private static func releasePages(_ map: UnsafeMutableRawPointer, before offset: Int) {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let length = offset / page * page
-        if length > 0 { _ = madvise(map, length, Int32(MADV_DONTNEED)) }
     }
 }
 

@@ -7,27 +7,19 @@ private final class Scan {
     let body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     let hdb: UnsafeMutablePointer<TCHDB>
     var error: (any Error)?
-    var recordsSinceRelease = 0
-
-    /// How many records a scan reads between releases of the mapped file's pages.
-    static let recordsPerRelease = 16_384
+    var pages = MappedPages()
 
     init(body: @escaping (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool, hdb: UnsafeMutablePointer<TCHDB>) {
         self.body = body
         self.hdb = hdb
     }
 
-    /// A scan touches every page of the file's memory map, and touched pages of
-    /// a mapped file count as the process's resident memory. Handing them back
-    /// now and then keeps a scan of any size in bounded memory. The map is
-    /// shared, so the pages stay in the kernel's page cache (nothing is lost or
-    /// written); a page still needed is simply mapped again.
+    /// Releases the pages of Tokyo Cabinet's map read so far (see ``MappedPages``).
     func releaseMappedPages() {
-        recordsSinceRelease = 0
         // The map covers the header and buckets (msiz) and, beyond, up to xmsiz bytes of records.
         let mapped = min(max(hdb.pointee.msiz, hdb.pointee.xmsiz), hdb.pointee.fsiz)
         guard let map = hdb.pointee.map, mapped > 0 else { return }
-        _ = madvise(map, Int(mapped), Int32(MADV_DONTNEED))
+        MappedPages.release(map, length: Int(mapped))
     }
 }
 
@@ -262,8 +254,7 @@ final class TokyoCabinetTable: StorageTable {
                     guard let op else { return false }
                     // Borrowed, not retained: the scan outlives tchdbforeach.
                     return Unmanaged<Scan>.fromOpaque(op)._withUnsafeGuaranteedRef { scan in
-                        scan.recordsSinceRelease &+= 1
-                        if scan.recordsSinceRelease == Scan.recordsPerRelease { scan.releaseMappedPages() }
+                        if scan.pages.countRecord() { scan.releaseMappedPages() }
                         do {
                             return try scan.body(UnsafeRawBufferPointer(start: key, count: Int(keySize)),
                                                  UnsafeRawBufferPointer(start: value, count: Int(valueSize)))
