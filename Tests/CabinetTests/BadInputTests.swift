@@ -32,8 +32,8 @@ import Testing
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: directory.path + "/Playlist"))
         let store = try ObjectStore(path: directory.path)
         let error = expectCabinetError({ try store.register(Playlist.self) }) {
-            if case .notADatabase(let location, _) = $0 { return location.file.hasSuffix("/Playlist") }
-            return false
+            guard $0.code == .notADatabase, let location = $0.location else { return false }
+            return location.file.hasSuffix("/Playlist")
         }
         #expect(error != nil)
         try store.register(Song.self)
@@ -48,8 +48,8 @@ import Testing
         try FileHandle(forUpdating: URL(fileURLWithPath: path)).truncate(atOffset: UInt64(size / 2))
         let store = try ObjectStore(path: directory.path, options: Self.plain)
         let error = expectCabinetError({ try store.register(Playlist.self) }) {
-            if case .notADatabase(let location, _) = $0 { return location.file == path }
-            return false
+            guard $0.code == .notADatabase, let location = $0.location else { return false }
+            return location.file == path
         }
         #expect(error != nil)
         try store.register(Song.self)
@@ -74,10 +74,8 @@ import Testing
         let store = try ObjectStore(path: directory.path)
         try store.register(Song.self, Playlist.self)
         let error = expectCabinetError({ _ = try store.fetch(Song.self, rowID: 2) }) {
-            if case .malformedRecord(let location, _) = $0 {
-                return location.className == "Song" && location.rowID == 2 && location.file.hasSuffix("/Song")
-            }
-            return false
+            guard $0.code == .malformedRecord, let location = $0.location else { return false }
+            return location.className == "Song" && location.rowID == 2 && location.file.hasSuffix("/Song")
         }
         #expect(error != nil)
         #expect(error?.description.contains("class Song, row 2") == true)
@@ -93,10 +91,7 @@ import Testing
         let store = try ObjectStore(path: directory.path)
         try store.register(Song.self)
         let error = expectCabinetError({ _ = try store.fetch(Song.self, rowID: 2) }) {
-            if case .truncatedRecord(let location, let offset, let needed, let available) = $0 {
-                return location.rowID == 2 && offset == 6 && needed == 4 && available == 1
-            }
-            return false
+            $0.code == .truncatedRecord && $0.location?.rowID == 2 && $0.offset == 6 && $0.needed == 4 && $0.available == 1
         }
         #expect(error != nil)
         store.close()
@@ -117,8 +112,8 @@ import Testing
         RawTokyoCabinet.write(directory.path + "/Song", [(RawTokyoCabinet.rowKey(1), [1, 2, 3])])
         let store = try ObjectStore(path: directory.path)
         let error = expectCabinetError({ try store.register(Song.self) }) {
-            if case .malformedMetadata(let location, _) = $0 { return location.className == "Song" && location.rowID == 1 }
-            return false
+            guard $0.code == .malformedMetadata, let location = $0.location else { return false }
+            return location.className == "Song" && location.rowID == 1
         }
         #expect(error != nil)
         try store.register(Playlist.self)
@@ -204,8 +199,8 @@ import Testing
         let store = try ObjectStore(path: directory.path)
         try store.register(Album.self, Song.self)
         let error = expectCabinetError({ _ = try store.fetch(Album.self, rowID: 2) }) {
-            if case .unknownClassID(let location, 200) = $0 { return location.className == "Album" }
-            return false
+            guard $0.code == .unknownClassID, $0.classID == 200, let location = $0.location else { return false }
+            return location.className == "Album"
         }
         #expect(error != nil)
         store.close()
@@ -266,8 +261,8 @@ import Testing
         let store = try ObjectStore(path: directory.path)
         try store.register(Song.self)
         let error = expectCabinetError({ _ = try store.fetch(Song.self, rowID: 2) }) {
-            if case .checksumMismatch(let location, _) = $0 { return location.className == "Song" && location.rowID == 2 }
-            return false
+            guard $0.code == .checksumMismatch, let location = $0.location else { return false }
+            return location.className == "Song" && location.rowID == 2
         }
         #expect(error != nil)
         #expect(try store.fetch(Song.self, rowID: 3)?.title == "B")

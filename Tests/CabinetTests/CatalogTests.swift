@@ -35,8 +35,8 @@ import Testing
         try FileManager.default.removeItem(atPath: path + "/Song")
         let reader = try ObjectStore(path: path)
         let error = expectCabinetError({ try reader.register(Song.self) }) {
-            if case .missingClassFile(let location, let classID) = $0 { return location.className == "Song" && classID == 0 }
-            return false
+            guard $0.code == .missingClassFile, let location = $0.location, let classID = $0.classID else { return false }
+            return location.className == "Song" && classID == 0
         }
         reader.close()
         #expect(error != nil)
@@ -73,8 +73,8 @@ import Testing
         bytes[20] ^= 0x01
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         let error = expectCabinetError({ _ = try ObjectStore(path: path) }) {
-            if case .malformedRecord(_, let reason) = $0 { return reason.contains("catalog") && reason.contains("remove it") }
-            return false
+            guard $0.code == .malformedRecord, let reason = $0.reason else { return false }
+            return reason.contains("catalog") && reason.contains("remove it")
         }
         #expect(error != nil)
         for garbage in ["", "cabinet-catalog 1\n", "nonsense\ncrc32 0\n", "cabinet-catalog 1\ntable x ../Song\ncrc32 0\n"] {
@@ -93,8 +93,8 @@ import Testing
         RawTokyoCabinet.write(path + "/Song", [(RawTokyoCabinet.rowKey(1), metadata)])
         let store = try ObjectStore(path: path)
         let error = expectCabinetError({ try store.register(Song.self) }) {
-            if case .malformedMetadata(let location, let reason) = $0 { return location.className == "Song" && reason.contains("checksum") }
-            return false
+            guard $0.code == .malformedMetadata, let location = $0.location, let reason = $0.reason else { return false }
+            return location.className == "Song" && reason.contains("checksum")
         }
         #expect(error != nil)
         store.close()
@@ -113,8 +113,8 @@ import Testing
         RawTokyoCabinet.write(path + "/Song", [(RawTokyoCabinet.rowKey(1), metadata)])
         let reopened = try ObjectStore(path: path)
         let error = expectCabinetError({ try reopened.register(Song.self) }) {
-            if case .malformedMetadata(_, let reason) = $0 { return reason.contains("row 3 exists") }
-            return false
+            guard $0.code == .malformedMetadata, let reason = $0.reason else { return false }
+            return reason.contains("row 3 exists")
         }
         #expect(error != nil)
         reopened.close()
@@ -126,8 +126,8 @@ import Testing
         let path = try makeStore(directory)
         try FileManager.default.removeItem(atPath: path + "/" + TokyoCabinetBackend.formatFileName)
         let error = expectCabinetError({ _ = try ObjectStore(path: path) }) {
-            if case .unsupportedFormat(_, let reason) = $0 { return reason.contains("missing") && reason.contains("checksums") }
-            return false
+            guard $0.code == .unsupportedFormat, let reason = $0.reason else { return false }
+            return reason.contains("missing") && reason.contains("checksums")
         }
         #expect(error != nil)
         // A plain store written by this Cabinet has a catalog: it is not guessed either.

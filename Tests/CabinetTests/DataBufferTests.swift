@@ -118,8 +118,8 @@ import Testing
     @Test func aLengthPastTheEndThrowsWithoutAllocating() throws {
         var buffer = DataBuffer(bytes: [0xFF, 0xFF, 0xFF, 0x7F, 1, 2])
         let error = expectCabinetError({ _ = try buffer.readString() }) {
-            if case .malformedRecord(_, let reason) = $0 { return reason.contains("2147483647") }
-            return false
+            guard $0.code == .malformedRecord, let reason = $0.reason else { return false }
+            return reason.contains("2147483647")
         }
         #expect(error != nil)
         #expect(buffer.readOffset == 0)
@@ -134,8 +134,8 @@ import Testing
         for bytes in invalid {
             var buffer = DataBuffer(bytes: withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { Array($0) } + bytes)
             #expect(expectCabinetError({ _ = try buffer.readString() }) {
-                if case .malformedRecord(_, let reason) = $0 { return reason.contains("UTF-8") }
-                return false
+                guard $0.code == .malformedRecord, let reason = $0.reason else { return false }
+                return reason.contains("UTF-8")
             } != nil, "\(bytes)")
             #expect(buffer.readOffset == 0)
         }

@@ -52,8 +52,8 @@ import Testing
         let empty = try TemporaryDirectory()
         for path in [notes.path + "/missing", notes.path, empty.path] {
             let error = expectCabinetError({ _ = try ObjectStore(path: path, createIfMissing: false) }) {
-                if case .notAStore(let reported, _) = $0 { return reported == path }
-                return false
+                guard $0.code == .notAStore, let reported = $0.path else { return false }
+                return reported == path
             }
             #expect("\(try #require(error))".contains("is not a Cabinet store"))
         }

@@ -21,8 +21,8 @@ import Testing
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim.path + "/thesis.txt"))
         try FileManager.default.createSymbolicLink(atPath: store.path + "/.cabinet-restore", withDestinationPath: victim.path)
         let error = expectCabinetError({ _ = try ObjectStore(path: store.path) }) {
-            if case .notAStore(_, let reason) = $0 { return reason.contains("not a directory") && reason.contains("Move the folder") }
-            return false
+            guard $0.code == .notAStore, let reason = $0.reason else { return false }
+            return reason.contains("not a directory") && reason.contains("Move the folder")
         }
         #expect(error != nil)
         #expect(FileManager.default.fileExists(atPath: victim.path + "/thesis.txt"))
@@ -35,14 +35,14 @@ import Testing
         let staging = store.path + "/.cabinet-restore"
         try FileManager.default.createDirectory(atPath: staging + "/sub", withIntermediateDirectories: true)
         #expect(expectCabinetError({ _ = try ObjectStore(path: store.path) }) {
-            if case .notAStore(_, let reason) = $0 { return reason.contains("'sub'") && reason.contains(staging) }
-            return false
+            guard $0.code == .notAStore, let reason = $0.reason else { return false }
+            return reason.contains("'sub'") && reason.contains(staging)
         } != nil)
         try FileManager.default.removeItem(atPath: staging + "/sub")
         try Data("\n".utf8).write(to: URL(fileURLWithPath: staging + "/.cabinet-manifest"))
         #expect(expectCabinetError({ _ = try ObjectStore(path: store.path) }) {
-            if case .malformedRecord(_, let reason) = $0 { return reason.contains("empty") }
-            return false
+            guard $0.code == .malformedRecord, let reason = $0.reason else { return false }
+            return reason.contains("empty")
         } != nil)
         try FileManager.default.removeItem(atPath: staging)
         #expect(try titles(store.path) == ["s0", "s1", "s2"], "no table was removed")
@@ -53,8 +53,8 @@ import Testing
         let target = try makeSongStore(songs: 1)
         for name in [".cabinet-format", ".cabinet-catalog"] { try FileManager.default.removeItem(atPath: source.path + "/" + name) }
         let error = expectCabinetError({ try ObjectStore.restore(from: source.path, to: target.path) }) {
-            if case .unsupportedFormat(_, let reason) = $0 { return reason.contains("carry checksums") }
-            return false
+            guard $0.code == .unsupportedFormat, let reason = $0.reason else { return false }
+            return reason.contains("carry checksums")
         }
         #expect(error != nil)
         #expect(try titles(target.path) == ["s0"])
@@ -74,8 +74,8 @@ import Testing
         opened.close()
         try FileManager.default.removeItem(atPath: store.path + "/Song")
         let error = expectCabinetError({ _ = try ObjectStore(path: store.path) }) {
-            if case .missingClassFile(let location, let classID) = $0 { return location.className == "Song" && classID == 0 }
-            return false
+            guard $0.code == .missingClassFile, let location = $0.location, let classID = $0.classID else { return false }
+            return location.className == "Song" && classID == 0
         }
         #expect(error != nil)
         #expect(!FileManager.default.fileExists(atPath: store.path + "/Song"))
@@ -87,8 +87,8 @@ import Testing
         let opened = try ObjectStore(path: store.path)
         try opened.register(Song.self, Playlist.self)
         let missing: (CabinetError) -> Bool = {
-            if case .missingClassFile(let location, _) = $0 { return location.file.hasSuffix("/NamedBuffers") }
-            return false
+            guard $0.code == .missingClassFile, let location = $0.location else { return false }
+            return location.file.hasSuffix("/NamedBuffers")
         }
         #expect(expectCabinetError({ _ = try opened.namedBuffer(forName: "Favorite") }, where: missing) != nil)
         try opened.setNamedBuffer(DataBuffer(), forName: "Other")
@@ -115,8 +115,8 @@ import Testing
         try reopened.register(Song.self)     // row 3 is free, so this passes
         for i in 0..<2 { let s = Song(); s.title = "new\(i)"; reopened.insert(s) }
         let error = expectCabinetError({ try reopened.save() }) {
-            if case .malformedMetadata(_, let reason) = $0 { return reason.contains("row 4") && reason.contains("nothing was written") }
-            return false
+            guard $0.code == .malformedMetadata, let reason = $0.reason else { return false }
+            return reason.contains("row 4") && reason.contains("nothing was written")
         }
         #expect(error != nil)
         reopened.close()

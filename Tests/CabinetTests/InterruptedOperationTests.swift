@@ -164,8 +164,8 @@ import Testing
         store.insert(blob)
         let song = Song(); song.title = "beside it"; store.insert(song)   // two files: a journaled save
         let error = expectCabinetError({ try store.save() }, where: {
-            if case .valueTooLarge(let location, let size, _) = $0 { return location.className == "Blob" && size > Int(Int32.max) - 100 }
-            return false
+            guard $0.code == .valueTooLarge, let location = $0.location, let size = $0.size else { return false }
+            return location.className == "Blob" && size > Int(Int32.max) - 100
         })
         #expect(error != nil)
         #expect(store.hasUnsavedChanges)

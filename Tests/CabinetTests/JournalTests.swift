@@ -72,8 +72,8 @@ import Testing
         let journalPath = directory.path + "/" + TokyoCabinetBackend.journalFileName
         try Data("CABINETJ garbage".utf8).write(to: URL(fileURLWithPath: journalPath))
         let error = expectCabinetError({ _ = try ObjectStore(path: directory.path) }) {
-            if case .malformedRecord(let location, let reason) = $0 { return location.file == journalPath && reason.contains("journal") }
-            return false
+            guard $0.code == .malformedRecord, let location = $0.location, let reason = $0.reason else { return false }
+            return location.file == journalPath && reason.contains("journal")
         }
         #expect(error != nil)
         try FileManager.default.removeItem(atPath: journalPath)

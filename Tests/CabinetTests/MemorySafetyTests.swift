@@ -59,8 +59,8 @@ final class BufferKeeper: StoredObject {
 
         #expect(try kept.readString() == "mistake")
         let error = expectCabinetError({ _ = try kept.readUInt64() }, where: { error in
-            if case .truncatedRecord(let location, _, _, _) = error { return location.className == "BufferKeeper" && location.rowID == keeper.rowID }
-            return false
+            guard error.code == .truncatedRecord, let location = error.location else { return false }
+            return location.className == "BufferKeeper" && location.rowID == keeper.rowID
         })
         #expect(error != nil, "the error names the class and row the bytes came from")
         var references = DataBuffer(bytes: [2, 0, 0, 0])
@@ -80,7 +80,7 @@ final class BufferKeeper: StoredObject {
         #expect(try store!.fault(Song.self, rowID: song.rowID) === song)
         try store!.save()
         #expect(expectCabinetError({ try store!.load(early!) }, where: {
-            if case .missingRecord = $0 { return true } else { return false }
+            $0.code == .missingRecord
         }) != nil, "the early fault's row holds nothing")
 
         song.title = "edited"

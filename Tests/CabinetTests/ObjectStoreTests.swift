@@ -318,10 +318,8 @@ import Testing
         let good = Song(); good.title = "good"; store.insert(good)
         let list = Playlist(); list.songs = [good, stray]; store.insert(list)
         let error = expectCabinetError({ try store.save() }) {
-            if case .referenceToUninsertedObject(let location, let target) = $0 {
-                return location.className == "Playlist" && location.rowID == list.rowID && target == "Song"
-            }
-            return false
+            guard $0.code == .referenceToUninsertedObject, let location = $0.location, let target = $0.targetClass else { return false }
+            return location.className == "Playlist" && location.rowID == list.rowID && target == "Song"
         }
         #expect(error != nil)
         #expect(store.hasUnsavedChanges, "changes stay pending after a failed save")

@@ -64,8 +64,8 @@ import Testing
         let before = try DirectorySnapshot(directory.path)
 
         let error = expectCabinetError({ _ = try ObjectStore(path: directory.path, readOnly: true) }) {
-            if case .recoveryPending(let path, let reason) = $0 { return path == directory.path && reason.contains(".cabinet-journal") }
-            return false
+            guard $0.code == .recoveryPending, let path = $0.path, let reason = $0.reason else { return false }
+            return path == directory.path && reason.contains(".cabinet-journal")
         }
         let message = "\(try #require(error))"
         #expect(message.contains("has a save to finish") && message.contains("open it writable once to finish it"))
@@ -104,8 +104,8 @@ import Testing
         let before = try DirectorySnapshot(directory.path)
 
         let error = expectCabinetError({ _ = try ObjectStore(path: directory.path, readOnly: true) }) {
-            if case .recoveryPending(_, let reason) = $0 { return reason.contains("Song.wal") }
-            return false
+            guard $0.code == .recoveryPending, let reason = $0.reason else { return false }
+            return reason.contains("Song.wal")
         }
         #expect(error != nil)
         let tool = buildProductsDirectory + "/cabinet"

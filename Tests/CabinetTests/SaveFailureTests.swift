@@ -109,7 +109,7 @@ final class FailingBackend: ForwardingBackend {
         backend.failCommitOf = "Song"
         backend.commitFailures = 2
         let error = expectCabinetError({ try store.save() }, where: {
-            if case .saveNotFinished = $0 { return true } else { return false }
+            $0.code == .saveNotFinished
         })
         #expect(error != nil)
         #expect("\(error.map { "\($0)" } ?? "")".contains("count as saved"))

@@ -66,10 +66,9 @@ import Testing
         try saveSongAndPlaylist(store)
         try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-journal", withDestinationPath: target)
         let error = expectCabinetError({ _ = try ObjectStore(path: store) }) {
-            if case .backendFailure(let location, _, _, let message) = $0 {
-                return location.file.hasSuffix(".cabinet-journal") && message.contains("symbolic link")
-            }
-            return false
+            guard $0.code == .systemCallFailure, $0.underlying?.domain == .posix, let location = $0.location,
+                  let message = $0.underlying?.message else { return false }
+            return location.file.hasSuffix(".cabinet-journal") && message.contains("symbolic link")
         }
         #expect(error != nil)
         try FileManager.default.removeItem(atPath: store + "/.cabinet-journal")
@@ -92,8 +91,8 @@ import Testing
         let opened = try ObjectStore(path: store)
         for type: StoredObject.Type in [Album.self, Song.self] {
             let error = expectCabinetError({ try opened.register(type) }) {
-                if case .notADatabase(_, let reason) = $0 { return reason.contains("symbolic link") }
-                return false
+                guard $0.code == .notADatabase, let reason = $0.reason else { return false }
+                return reason.contains("symbolic link")
             }
             #expect(error != nil, "\(type)")
         }
@@ -107,8 +106,8 @@ import Testing
         try saveSongAndPlaylist(outside.path + "/store")
         try FileManager.default.createSymbolicLink(atPath: outside.path + "/alias", withDestinationPath: outside.path + "/store")
         let error = expectCabinetError({ _ = try ObjectStore(path: outside.path + "/alias") }) {
-            if case .cannotAccessDirectory(_, let reason) = $0 { return reason.contains("symbolic link") }
-            return false
+            guard $0.code == .cannotAccessDirectory, let reason = $0.reason else { return false }
+            return reason.contains("symbolic link")
         }
         #expect(error != nil)
     }
@@ -134,10 +133,8 @@ import Testing
         let before = try DirectorySnapshot(store)
         let journal = store + "/" + TokyoCabinetBackend.journalFileName
         let error = expectCabinetError({ _ = try ObjectStore(path: store) }) {
-            if case .malformedRecord(let location, let reason) = $0 {
-                return location.file == journal && reason.contains("the save journal is damaged") && reason.contains("cannot exist")
-            }
-            return false
+            guard $0.code == .malformedRecord, let location = $0.location, let reason = $0.reason else { return false }
+            return location.file == journal && reason.contains("the save journal is damaged") && reason.contains("cannot exist")
         }
         #expect(error != nil)
         #expect(try DirectorySnapshot(store).entries == before.entries)     // the directory itself changed: the writer's lock note came and went
@@ -154,8 +151,8 @@ import Testing
         let store = try ObjectStore(backend: MemoryBackend())
         for type: StoredObject.Type in [Log.self, Copy.self, Escape.self] {
             let error = expectCabinetError({ try store.register(type) }) {
-                if case .invalidStoredName(_, let name, let reason) = $0 { return name == type.storedName && reason.contains(type.storedName) }
-                return false
+                guard $0.code == .invalidStoredName, let name = $0.name, let reason = $0.reason else { return false }
+                return name == type.storedName && reason.contains(type.storedName)
             }
             #expect(error != nil, "\(type.storedName)")
         }

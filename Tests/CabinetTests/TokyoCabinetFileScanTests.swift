@@ -158,10 +158,9 @@ import Testing
         let reader = openDatabase(path, writer: false)
         defer { close(reader) }
         let error = expectCabinetError({ _ = try fileScan(reader, path: path) }) {
-            if case .backendFailure(let location, "iterate", _, let message) = $0 {
-                return location.file == path && message.contains("offset \(firstRecord)")
-            }
-            return false
+            guard $0.code == .backendFailure, $0.operation == "iterate", $0.underlying?.domain == .tokyoCabinet,
+                  let location = $0.location, let message = $0.underlying?.message else { return false }
+            return location.file == path && message.contains("offset \(firstRecord)")
         }
         #expect(error != nil)
     }
@@ -187,7 +186,7 @@ import Testing
                 #expect(outcome == .finished)
                 #expect(records.allSatisfy { $0.key.count + $0.value.count < damaged.count })
             } catch let error as CabinetError {
-                if case .backendFailure(_, "iterate", _, _) = error { errors += 1 } else { Issue.record("unexpected \(error)") }
+                if error.code == .backendFailure, error.operation == "iterate" { errors += 1 } else { Issue.record("unexpected \(error)") }
             }
             close(reader)
         }

@@ -102,7 +102,7 @@ struct ClassRegistrar {
             }
         }
         guard let free = (0...UInt8.max).first(where: { !used.contains($0) }) else {
-            throw CabinetError.classConflict(className: name, reason: "the store already has 256 classes, the most a class ID can name")
+            throw CabinetError.tooManyClasses(className: name, limit: 256)
         }
         return free
     }

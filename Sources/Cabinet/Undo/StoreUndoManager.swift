@@ -24,7 +24,11 @@ public final class StoreUndoManager {
     /// Safe unowned, not weak: a weak reference would give the store a side
     /// table and slow every retain of it; a read after the store is freed
     /// (which clearing at close rules out) traps instead of reading freed memory.
-    unowned var store: ObjectStore?
+    unowned var store: ObjectStore? {
+        didSet { if let store { storePath = store.path } }
+    }
+    /// The path of the store, kept after it closes so that an undo then names it.
+    private var storePath = ""
 
     /// Whether changes are recorded. Turn it off around a bulk import: nothing is
     /// recorded (and no memory spent), and existing undo and redo steps are kept.
@@ -203,7 +207,7 @@ public final class StoreUndoManager {
     private func replay(_ group: UndoGroup, cause: StoreChange.Cause) throws -> UndoGroup {
         isApplying = true
         defer { isApplying = false }
-        guard let store, !store.isClosed else { throw CabinetError.storeClosed(path: store?.path ?? "") }
+        guard let store, !store.isClosed else { throw CabinetError.storeClosed(path: store?.path ?? storePath) }
         store.useDetector.enter("undo() or redo()")
         defer { store.useDetector.leave() }
         store.beginGatheringChanges()

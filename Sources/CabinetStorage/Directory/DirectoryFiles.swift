@@ -16,7 +16,7 @@ package enum DirectoryFiles {
 
     package static func failure(_ operation: String, _ path: String, code: Int32 = errno) -> CabinetError {
         let message = code == ELOOP ? "it is a symbolic link, which Cabinet does not follow in a store" : String(cString: strerror(code))
-        return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: message)
+        return .systemCallFailure(RecordLocation(file: path), operation: operation, errno: code, message: message)
     }
 
     /// Whether anything (a file, a directory, a link, which is not followed) is at `path`.

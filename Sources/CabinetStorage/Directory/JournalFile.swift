@@ -57,8 +57,8 @@ enum JournalFile {
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw failure("stat", path) }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "open", code: EINVAL,
-                                              message: "it is not a regular file; move it out of the store directory")
+            throw CabinetError.systemCallFailure(RecordLocation(file: path), operation: "open", errno: EINVAL,
+                                                 message: "it is not a regular file; move it out of the store directory")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)

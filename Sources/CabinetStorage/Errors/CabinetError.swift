@@ -26,154 +26,178 @@ public struct RecordLocation: Hashable, Sendable, CustomStringConvertible {
 
 /// The one error type Cabinet throws.
 ///
-/// Switch on the case to react; print it (``description``) to tell a person what
-/// happened, where, and what to do:
+/// Match its ``code`` to react; print it (``description``) to tell a person what
+/// happened, where (file, class, row) and what to do:
 /// ```swift
 /// do {
 ///     let store = try ObjectStore(path: "/tmp/music")
-/// } catch CabinetError.storeLocked(let path, let pid) {
-///     print("\(path) is in use by process \(pid.map(String.init) ?? "?")")
+/// } catch let error as CabinetError where error.code == .storeLocked {
+///     print("\(error.path ?? "?") is in use by process \(error.pid.map(String.init) ?? "?")")
+/// } catch CabinetError.Code.notADirectory {
+///     print("pass the path of a directory")
 /// } catch {
 ///     print(error)
 /// }
 /// ```
-public enum CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The store path exists and is not a directory.
-    case notADirectory(path: String)
-    /// The store directory could not be created or read.
-    case cannotAccessDirectory(path: String, reason: String)
-    /// Another process (or another `ObjectStore` in this process) has the store open.
-    case storeLocked(path: String, pid: Int32?)
-    /// A class file exists but is not a Tokyo Cabinet hash database.
-    case notADatabase(RecordLocation, reason: String)
-    /// The storage backend reported an error: Tokyo Cabinet's error code, or errno for the journal.
-    case backendFailure(RecordLocation, operation: String, code: Int32, message: String)
-    /// A record is shorter than what its reader asked for.
-    case truncatedRecord(RecordLocation, offset: Int, needed: Int, available: Int)
-    /// A record's bytes do not decode: a bad length, invalid UTF-8, a bad key.
-    case malformedRecord(RecordLocation, reason: String)
-    /// A record's checksum does not match its bytes: it was damaged on disk.
-    case checksumMismatch(RecordLocation, reason: String)
-    /// The store's format marker names a format this version does not know, or
-    /// the options ask for a format the store was not written in.
-    case unsupportedFormat(path: String, reason: String)
-    /// A class's metadata row (row 1) is damaged.
-    case malformedMetadata(RecordLocation, reason: String)
-    /// A record was written by a newer version of its class than this program declares.
-    case newerVersion(RecordLocation, recordVersion: UInt8, classVersion: UInt8)
-    /// A fault or fetch names a row that is not in its class's file (deleted, or a damaged reference).
-    case missingRecord(RecordLocation)
-    /// A heterogeneous reference names a class ID no registered class has.
-    case unknownClassID(RecordLocation, classID: UInt8)
-    /// A class was used before `register(_:)`.
-    case classNotRegistered(className: String)
-    /// Two registered Swift classes claim the same file, or a file's class ID clashes.
-    case classConflict(className: String, reason: String)
-    /// An object being saved refers to an object that was never inserted.
-    case referenceToUninsertedObject(RecordLocation, targetClass: String)
-    /// An object whose content could not be loaded was changed; saving it would overwrite the damaged record.
-    case unloadedObjectModified(RecordLocation)
-    /// An operation that rewrites a whole class (an upgrade) found unsaved changes to it.
-    case unsavedChanges(className: String)
-    /// A reference was read from a buffer that belongs to no store.
-    case noStoreForReferences
-    /// The store was opened read-only and the operation would write.
-    case readOnly(path: String, reason: String)
-    /// A named-buffer name is empty or too long.
-    case invalidName(String)
-    /// The store was closed.
-    case storeClosed(path: String)
-    /// A record or named buffer is larger than the backend can store.
-    case valueTooLarge(RecordLocation, size: Int, limit: Int)
-    /// A save's changes are committed (in the store's journal) but could not all
-    /// be written to the class files yet; the next save, or the next open,
-    /// finishes writing them. The objects count as saved.
-    case saveNotFinished(path: String, reason: String)
-    /// The store's catalog lists a class file that is not there.
-    case missingClassFile(RecordLocation, classID: UInt8?)
-    /// A stored name would collide with a file the store uses for something else.
-    case invalidStoredName(className: String, name: String, reason: String)
-    /// The path was to be opened as an existing store (a maintenance tool, or
-    /// `createIfMissing: false`) and is not one: missing, empty, or some other folder.
-    case notAStore(path: String, reason: String)
-    /// A read-only open found work that only a writable open may do: a save's
-    /// journal to replay, or a class file's interrupted transaction to roll back.
-    /// Until then the files may be half-written, so nothing is read from them.
-    case recoveryPending(path: String, reason: String)
+/// Codes can be added in any release, so a `switch` over ``code`` needs a
+/// `default:`. The values an error carries are optional properties, set for the
+/// codes that have them (each code's documentation says which): ``location``
+/// for errors about stored data, ``path`` for errors about the whole store,
+/// ``underlying`` for what Tokyo Cabinet or the operating system said.
+/// Two errors are equal when all their parts are.
+public struct CabinetError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of error this is: match it, as in `error.code == .missingRecord`.
+    public let code: Code
+    /// The file, class and row involved, when the error concerns stored data
+    /// (a record, a class file, the journal).
+    ///
+    /// ```swift
+    /// if let row = error.location?.rowID { print("row \(row) is damaged") }
+    /// ```
+    public let location: RecordLocation?
+    /// The store directory, when the error concerns the whole store
+    /// (``Code/storeLocked``, ``Code/notAStore``, ``Code/storeClosed``, …).
+    public let path: String?
+    /// What Tokyo Cabinet or the operating system reported, for
+    /// ``Code/backendFailure`` and ``Code/systemCallFailure``.
+    ///
+    /// ```swift
+    /// if error.underlying?.domain == .posix, error.underlying?.code == ENOSPC { print("the disk is full") }
+    /// ```
+    public let underlying: Underlying?
+    /// The operation that failed (`"open"`, `"write"`, `"rename … to"`), for
+    /// ``Code/backendFailure`` and ``Code/systemCallFailure``.
+    public let operation: String?
+    /// Why, in words, for the codes that say: what is malformed, why a store
+    /// cannot be opened, what is in the way.
+    public let reason: String?
+    /// The process holding the store's lock, when ``Code/storeLocked`` could tell.
+    public let pid: Int32?
+    /// The class ID of ``Code/unknownClassID``, or the one the catalog lists for
+    /// ``Code/missingClassFile`` (if it lists one).
+    public let classID: UInt8?
+    /// The class version that wrote the record, for ``Code/newerVersion``.
+    public let recordVersion: UInt8?
+    /// The class version this program declares, for ``Code/newerVersion``.
+    public let classVersion: UInt8?
+    /// The size of the value refused by ``Code/valueTooLarge``, in bytes.
+    public let size: Int?
+    /// The most a record can hold (``Code/valueTooLarge``, in bytes), or how
+    /// many classes a store can have (``Code/tooManyClasses``).
+    public let limit: Int?
+    /// Where in the record the read began, for ``Code/truncatedRecord``.
+    public let offset: Int?
+    /// How many bytes the read asked for, for ``Code/truncatedRecord``.
+    public let needed: Int?
+    /// How many bytes were left, for ``Code/truncatedRecord``.
+    public let available: Int?
+    /// The Swift class involved, for errors about registering or upgrading a class
+    /// (``Code/classNotRegistered``, ``Code/classConflict``, ``Code/tooManyClasses``,
+    /// ``Code/unsavedChanges``, ``Code/invalidStoredName``).
+    public let className: String?
+    /// The class of the object that was never inserted, for ``Code/referenceToUninsertedObject``.
+    public let targetClass: String?
+    /// The name refused: a named-buffer name (``Code/invalidName``) or a class's
+    /// stored name (``Code/invalidStoredName``).
+    public let name: String?
 
-    /// The location involved, when the error concerns stored data.
-    public var location: RecordLocation? {
-        switch self {
-        case .notADatabase(let l, _), .backendFailure(let l, _, _, _), .truncatedRecord(let l, _, _, _),
-             .malformedRecord(let l, _), .malformedMetadata(let l, _), .checksumMismatch(let l, _), .newerVersion(let l, _, _),
-             .unknownClassID(let l, _), .missingRecord(let l), .referenceToUninsertedObject(let l, _), .unloadedObjectModified(let l),
-             .valueTooLarge(let l, _, _), .missingClassFile(let l, _):
-            return l
-        default:
-            return nil
-        }
+    /// An error of kind `code`; the factories (``storeLocked(path:pid:)``,
+    /// ``malformedRecord(_:reason:)``, …) say which parts each code has.
+    init(_ code: Code, location: RecordLocation? = nil, path: String? = nil, underlying: Underlying? = nil,
+         operation: String? = nil, reason: String? = nil, pid: Int32? = nil, classID: UInt8? = nil,
+         recordVersion: UInt8? = nil, classVersion: UInt8? = nil, size: Int? = nil, limit: Int? = nil,
+         offset: Int? = nil, needed: Int? = nil, available: Int? = nil,
+         className: String? = nil, targetClass: String? = nil, name: String? = nil) {
+        self.code = code
+        self.location = location
+        self.path = path
+        self.underlying = underlying
+        self.operation = operation
+        self.reason = reason
+        self.pid = pid
+        self.classID = classID
+        self.recordVersion = recordVersion
+        self.classVersion = classVersion
+        self.size = size
+        self.limit = limit
+        self.offset = offset
+        self.needed = needed
+        self.available = available
+        self.className = className
+        self.targetClass = targetClass
+        self.name = name
     }
+}
 
-    public var description: String {
-        switch self {
-        case .notADirectory(let path):
-            return "Cabinet: '\(path)' is a file, not a store directory. Pass the path of a directory (it is created if missing)."
-        case .cannotAccessDirectory(let path, let reason):
-            return "Cabinet: cannot use the store directory '\(path)': \(reason). Check the path and its permissions."
-        case .storeLocked(let path, let pid):
-            let who = pid.map { "process \($0)" } ?? "another process"
-            return "Cabinet: the store '\(path)' is locked by \(who). Close it there first, or open a copy."
-        case .notADatabase(let l, let reason):
-            return "Cabinet: \(l) is not a Tokyo Cabinet hash database (\(reason)). Move the file away or restore it from a backup; the other classes are unaffected."
-        case .backendFailure(let l, let op, let code, let message):
-            return "Cabinet: \(op) failed on \(l): \(message) (error code \(code))."
-        case .truncatedRecord(let l, let offset, let needed, let available):
-            return "Cabinet: the record at \(l) is truncated: reading \(needed) bytes at offset \(offset), only \(available) left. The record is damaged or was written by a different class layout."
-        case .malformedRecord(let l, let reason):
-            return "Cabinet: the record at \(l) is malformed: \(reason)."
-        case .checksumMismatch(let l, let reason):
-            return "Cabinet: the record at \(l) is damaged: its checksum does not match (\(reason)). Restore it from a backup; `cabinet verify` lists every damaged record."
-        case .unsupportedFormat(let path, let reason):
-            return "Cabinet: cannot open the store '\(path)': \(reason)."
-        case .malformedMetadata(let l, let reason):
-            return "Cabinet: the metadata row of \(l) is damaged: \(reason). Restore the file from a backup."
-        case .newerVersion(let l, let recordVersion, let classVersion):
-            return "Cabinet: the record at \(l) was written by version \(recordVersion) of its class, but this program declares version \(classVersion). Open the store with the newer program."
-        case .missingRecord(let l):
-            return "Cabinet: there is no record at \(l). The object was deleted, or a reference to it is damaged."
-        case .unknownClassID(let l, let classID):
-            return "Cabinet: the record at \(l) refers to class ID \(classID), which no registered class has. Register every class of the store before reading it."
-        case .classNotRegistered(let className):
-            return "Cabinet: \(className) is not registered with this store. Call store.register(\(className).self) first."
-        case .classConflict(let className, let reason):
-            return "Cabinet: cannot register \(className): \(reason)."
-        case .referenceToUninsertedObject(let l, let target):
-            return "Cabinet: the object at \(l) refers to a \(target) that was never inserted. Insert it (store.insert(_:)) before saving."
-        case .unloadedObjectModified(let l):
-            return "Cabinet: the object at \(l) was changed but its stored content could not be loaded; saving it would overwrite the damaged record. Fetch it again with store.fetch to see the error."
-        case .unsavedChanges(let className):
-            return "Cabinet: \(className) has unsaved changes. Save (or undo) them before upgrading the class."
-        case .noStoreForReferences:
-            return "Cabinet: this DataBuffer belongs to no store, so it cannot turn row IDs into objects. Read references from buffers the store hands you."
-        case .invalidName(let name):
-            return "Cabinet: '\(name)' is not a valid named-buffer name (1 to 4096 UTF-8 bytes)."
-        case .readOnly(let path, let reason):
-            return "Cabinet: the store '\(path)' is open read-only: \(reason). Open it without readOnly to change it."
-        case .storeClosed(let path):
-            return "Cabinet: the store '\(path)' is closed. Open it again with ObjectStore(path:)."
-        case .valueTooLarge(let l, let size, let limit):
-            return "Cabinet: the value for \(l) is \(size) bytes, more than the \(limit) a record can hold. Nothing was written; split the data over several objects or named buffers."
-        case .saveNotFinished(let path, let reason):
-            return "Cabinet: the save is committed to the store '\(path)' (its journal holds every change), but writing it to the class files failed: \(reason). The objects count as saved; the next save, or the next open of the store, finishes writing them."
-        case .missingClassFile(let l, let classID):
-            let id = classID.map { " (class ID \($0))" } ?? ""
-            return "Cabinet: \(l) is missing: the store's catalog lists the class\(id), but its file is gone. Opening it empty would lose its objects and break references to them; restore the file from a backup (`cabinet restore`), or put it back where it was."
-        case .invalidStoredName(let className, let name, let reason):
-            return "Cabinet: cannot register \(className): its stored name '\(name)' \(reason). Give the class another storedName."
-        case .notAStore(let path, let reason):
-            return "Cabinet: '\(path)' is not a Cabinet store: \(reason). Check the path; this operation opens only an existing store and never creates one."
-        case .recoveryPending(let path, let reason):
-            return "Cabinet: the store '\(path)' has a save to finish (\(reason)); open it writable once to finish it (the app, or `cabinet compact`). A read-only open writes nothing, so it cannot."
+extension CabinetError {
+    /// What a failed call below Cabinet reported: Tokyo Cabinet's error code
+    /// (`tchdbecode`) or the operating system's `errno`, kept apart by ``domain``,
+    /// with the message that goes with it.
+    ///
+    /// ```swift
+    /// switch error.underlying?.domain {
+    /// case .posix?: print("the system said: \(error.underlying!.message)")
+    /// case .tokyoCabinet?: print("Tokyo Cabinet error \(error.underlying!.code)")
+    /// default: break
+    /// }
+    /// ```
+    /// Like ``Code``, ``Domain`` is a struct that can grow (a future backend may
+    /// bring its own domain), so a `switch` over it needs a `default:`.
+    public struct Underlying: Sendable, Equatable, CustomStringConvertible {
+        /// Whose error code ``code`` is.
+        public struct Domain: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            /// Tokyo Cabinet: ``Underlying/code`` is a `TCE…` code, as `tchdbecode` returns it.
+            public static let tokyoCabinet = Domain(rawValue: "tokyoCabinet")
+            /// The operating system: ``Underlying/code`` is an `errno` value (`ENOSPC`, `EACCES`, …).
+            public static let posix = Domain(rawValue: "posix")
+
+            /// The domain's name, as in `"posix"`.
+            public let rawValue: String
+            /// A domain by name; Cabinet's own are ``tokyoCabinet`` and ``posix``.
+            public init(rawValue: String) { self.rawValue = rawValue }
+            public var description: String { rawValue }
+        }
+
+        /// Whose code ``code`` is.
+        public let domain: Domain
+        /// The error code, in ``domain``'s numbering.
+        public let code: Int32
+        /// What the code means, in words (`tchdberrmsg`, `strerror`, or Cabinet's
+        /// explanation where it knows better, such as a symbolic link it refuses to follow).
+        public let message: String
+
+        /// An underlying error of any domain.
+        public init(domain: Domain, code: Int32, message: String) {
+            self.domain = domain
+            self.code = code
+            self.message = message
+        }
+
+        /// Tokyo Cabinet's error `code` (`tchdbecode`) and its message (`tchdberrmsg`).
+        ///
+        /// ```swift
+        /// let underlying = CabinetError.Underlying.tokyoCabinet(code: 6, message: "invalid meta data")
+        /// ```
+        public static func tokyoCabinet(code: Int32, message: String) -> Underlying {
+            Underlying(domain: .tokyoCabinet, code: code, message: message)
+        }
+
+        /// The operating system's `errno` and what it means.
+        ///
+        /// ```swift
+        /// let underlying = CabinetError.Underlying.posix(errno: ENOSPC, message: "No space left on device")
+        /// ```
+        public static func posix(errno: Int32, message: String) -> Underlying {
+            Underlying(domain: .posix, code: errno, message: message)
+        }
+
+        /// The message and the code, as in `No space left on device (errno 28)`.
+        public var description: String {
+            switch domain {
+            case .tokyoCabinet: "\(message) (error code \(code))"
+            case .posix: "\(message) (errno \(code))"
+            default: "\(message) (\(domain) error code \(code))"
+            }
         }
     }
 }

@@ -1,0 +1,77 @@
+extension CabinetError {
+    /// What happened, where (file, class, row) and what to do, for a person to read.
+    ///
+    /// ```swift
+    /// print(error)   // Cabinet: the store '/tmp/music' is locked by process 4242. Close it there first, or open a copy.
+    /// ```
+    /// Built when asked for, from the error's parts.
+    public var description: String {
+        let l = location.map(String.init(describing:)) ?? "''"
+        let path = path ?? ""
+        let reason = reason ?? ""
+        let className = className ?? "?"
+        switch code {
+        case .notADirectory:
+            return "Cabinet: '\(path)' is a file, not a store directory. Pass the path of a directory (it is created if missing)."
+        case .cannotAccessDirectory:
+            return "Cabinet: cannot use the store directory '\(path)': \(reason). Check the path and its permissions."
+        case .storeLocked:
+            return "Cabinet: the store '\(path)' is locked by \(pid.map { "process \($0)" } ?? "another process"). Close it there first, or open a copy."
+        case .notADatabase:
+            return "Cabinet: \(l) is not a Tokyo Cabinet hash database (\(reason)). Move the file away or restore it from a backup; the other classes are unaffected."
+        case .backendFailure, .systemCallFailure:
+            return "Cabinet: \(operation ?? "an operation") failed on \(l): \(underlying.map(String.init(describing:)) ?? reason)."
+        case .truncatedRecord:
+            return "Cabinet: the record at \(l) is truncated: reading \(needed ?? 0) bytes at offset \(offset ?? 0), only \(available ?? 0) left. The record is damaged or was written by a different class layout."
+        case .malformedRecord:
+            return "Cabinet: the record at \(l) is malformed: \(reason)."
+        case .checksumMismatch:
+            return "Cabinet: the record at \(l) is damaged: its checksum does not match (\(reason)). Restore it from a backup; `cabinet verify` lists every damaged record."
+        case .unsupportedFormat:
+            return "Cabinet: cannot open the store '\(path)': \(reason)."
+        case .malformedMetadata:
+            return "Cabinet: the metadata row of \(l) is damaged: \(reason). Restore the file from a backup."
+        case .newerVersion:
+            return "Cabinet: the record at \(l) was written by version \(recordVersion ?? 0) of its class, but this program declares version \(classVersion ?? 0). Open the store with the newer program."
+        case .missingRecord:
+            return "Cabinet: there is no record at \(l). The object was deleted, or a reference to it is damaged."
+        case .unknownClassID:
+            return "Cabinet: the record at \(l) refers to class ID \(classID ?? 0), which no registered class has. Register every class of the store before reading it."
+        case .classNotRegistered:
+            return "Cabinet: \(className) is not registered with this store. Call store.register(\(className).self) first."
+        case .classConflict:
+            return "Cabinet: cannot register \(className): \(reason)."
+        case .tooManyClasses:
+            return "Cabinet: cannot register \(className): the store already has \(limit ?? 0) classes, the most a class ID can name. Keep further classes in another store."
+        case .referenceToUninsertedObject:
+            return "Cabinet: the object at \(l) refers to a \(targetClass ?? "?") that was never inserted. Insert it (store.insert(_:)) before saving."
+        case .unloadedObjectModified:
+            return "Cabinet: the object at \(l) was changed but its stored content could not be loaded; saving it would overwrite the damaged record. Fetch it again with store.fetch to see the error."
+        case .unsavedChanges:
+            return "Cabinet: \(className) has unsaved changes. Save (or undo) them before upgrading the class."
+        case .noStoreForReferences:
+            return "Cabinet: this DataBuffer belongs to no store, so it cannot turn row IDs into objects. Read references from buffers the store hands you."
+        case .invalidName:
+            return "Cabinet: '\(name ?? "")' is not a valid named-buffer name (1 to 4096 UTF-8 bytes)."
+        case .readOnly:
+            return "Cabinet: the store '\(path)' is open read-only: \(reason). Open it without readOnly to change it."
+        case .storeClosed:
+            return "Cabinet: the store '\(path)' is closed. Open it again with ObjectStore(path:)."
+        case .valueTooLarge:
+            return "Cabinet: the value for \(l) is \(size ?? 0) bytes, more than the \(limit ?? 0) a record can hold. Nothing was written; split the data over several objects or named buffers."
+        case .saveNotFinished:
+            return "Cabinet: the save is committed to the store '\(path)' (its journal holds every change), but writing it to the class files failed: \(reason). The objects count as saved; the next save, or the next open of the store, finishes writing them."
+        case .missingClassFile:
+            return "Cabinet: \(l) is missing: the store's catalog lists the class\(classID.map { " (class ID \($0))" } ?? ""), but its file is gone. Opening it empty would lose its objects and break references to them; restore the file from a backup (`cabinet restore`), or put it back where it was."
+        case .invalidStoredName:
+            return "Cabinet: cannot register \(className): its stored name '\(name ?? "")' \(reason). Give the class another storedName."
+        case .notAStore:
+            return "Cabinet: '\(path)' is not a Cabinet store: \(reason). Check the path; this operation opens only an existing store and never creates one."
+        case .recoveryPending:
+            return "Cabinet: the store '\(path)' has a save to finish (\(reason)); open it writable once to finish it (the app, or `cabinet compact`). A read-only open writes nothing, so it cannot."
+        default:
+            let place = location.map { " at \($0)" } ?? self.path.map { " in the store '\($0)'" } ?? ""
+            return "Cabinet: \(code)\(place)" + (self.reason.map { ": \($0)." } ?? ".")
+        }
+    }
+}

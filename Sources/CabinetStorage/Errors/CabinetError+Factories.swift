@@ -1,0 +1,185 @@
+/// One factory a code, named and labelled as the code's parts, for throwing:
+///
+/// ```swift
+/// throw CabinetError.malformedRecord(location, reason: "a length of -1")
+/// ```
+extension CabinetError {
+    /// A ``Code/notADirectory`` error: `path` is a file.
+    public static func notADirectory(path: String) -> CabinetError {
+        CabinetError(.notADirectory, path: path)
+    }
+
+    /// A ``Code/cannotAccessDirectory`` error: the store directory `path` could not be created or read.
+    public static func cannotAccessDirectory(path: String, reason: String) -> CabinetError {
+        CabinetError(.cannotAccessDirectory, path: path, reason: reason)
+    }
+
+    /// A ``Code/storeLocked`` error: process `pid` (`nil`: unknown) has the store at `path` open.
+    ///
+    /// ```swift
+    /// throw CabinetError.storeLocked(path: "/tmp/music", pid: 4242)
+    /// ```
+    public static func storeLocked(path: String, pid: Int32?) -> CabinetError {
+        CabinetError(.storeLocked, path: path, pid: pid)
+    }
+
+    /// A ``Code/notADatabase`` error: the file at `location` is not a Tokyo Cabinet hash database.
+    public static func notADatabase(_ location: RecordLocation, reason: String) -> CabinetError {
+        CabinetError(.notADatabase, location: location, reason: reason)
+    }
+
+    /// A ``Code/backendFailure`` error: Tokyo Cabinet's `operation` on `location`
+    /// failed with its error `code` (`tchdbecode`) and `message` (`tchdberrmsg`).
+    ///
+    /// ```swift
+    /// throw CabinetError.backendFailure(RecordLocation(file: path), operation: "write", code: code, message: message)
+    /// ```
+    public static func backendFailure(_ location: RecordLocation, operation: String, code: Int32, message: String) -> CabinetError {
+        CabinetError(.backendFailure, location: location, underlying: .tokyoCabinet(code: code, message: message), operation: operation)
+    }
+
+    /// A ``Code/systemCallFailure`` error: the system call behind `operation` on
+    /// `location` failed with `errno`, which `message` explains.
+    ///
+    /// ```swift
+    /// throw CabinetError.systemCallFailure(RecordLocation(file: path), operation: "rename", errno: errno,
+    ///                                      message: String(cString: strerror(errno)))
+    /// ```
+    public static func systemCallFailure(_ location: RecordLocation, operation: String, errno: Int32, message: String) -> CabinetError {
+        CabinetError(.systemCallFailure, location: location, underlying: .posix(errno: errno, message: message), operation: operation)
+    }
+
+    /// A ``Code/truncatedRecord`` error: reading `needed` bytes at `offset` of the
+    /// record at `location` found only `available`.
+    public static func truncatedRecord(_ location: RecordLocation, offset: Int, needed: Int, available: Int) -> CabinetError {
+        CabinetError(.truncatedRecord, location: location, offset: offset, needed: needed, available: available)
+    }
+
+    /// A ``Code/malformedRecord`` error: the record at `location` does not decode, for `reason`.
+    public static func malformedRecord(_ location: RecordLocation, reason: String) -> CabinetError {
+        CabinetError(.malformedRecord, location: location, reason: reason)
+    }
+
+    /// A ``Code/checksumMismatch`` error: the record at `location` was damaged on disk.
+    public static func checksumMismatch(_ location: RecordLocation, reason: String) -> CabinetError {
+        CabinetError(.checksumMismatch, location: location, reason: reason)
+    }
+
+    /// An ``Code/unsupportedFormat`` error: the store at `path` cannot be opened in its format.
+    public static func unsupportedFormat(path: String, reason: String) -> CabinetError {
+        CabinetError(.unsupportedFormat, path: path, reason: reason)
+    }
+
+    /// A ``Code/malformedMetadata`` error: the metadata row at `location` is damaged.
+    public static func malformedMetadata(_ location: RecordLocation, reason: String) -> CabinetError {
+        CabinetError(.malformedMetadata, location: location, reason: reason)
+    }
+
+    /// A ``Code/newerVersion`` error: the record at `location` was written by
+    /// `recordVersion` of its class, newer than the `classVersion` declared.
+    public static func newerVersion(_ location: RecordLocation, recordVersion: UInt8, classVersion: UInt8) -> CabinetError {
+        CabinetError(.newerVersion, location: location, recordVersion: recordVersion, classVersion: classVersion)
+    }
+
+    /// A ``Code/missingRecord`` error: there is no record at `location`.
+    ///
+    /// ```swift
+    /// throw CabinetError.missingRecord(RecordLocation(file: path, className: "Song", rowID: 7))
+    /// ```
+    public static func missingRecord(_ location: RecordLocation) -> CabinetError {
+        CabinetError(.missingRecord, location: location)
+    }
+
+    /// An ``Code/unknownClassID`` error: the record at `location` refers to `classID`, which no registered class has.
+    public static func unknownClassID(_ location: RecordLocation, classID: UInt8) -> CabinetError {
+        CabinetError(.unknownClassID, location: location, classID: classID)
+    }
+
+    /// A ``Code/classNotRegistered`` error: `className` was used before `register(_:)`.
+    public static func classNotRegistered(className: String) -> CabinetError {
+        CabinetError(.classNotRegistered, className: className)
+    }
+
+    /// A ``Code/classConflict`` error: `className` cannot be registered because of another class, for `reason`.
+    public static func classConflict(className: String, reason: String) -> CabinetError {
+        CabinetError(.classConflict, reason: reason, className: className)
+    }
+
+    /// A ``Code/tooManyClasses`` error: `className` cannot be registered, the store
+    /// already has `limit` classes.
+    public static func tooManyClasses(className: String, limit: Int) -> CabinetError {
+        CabinetError(.tooManyClasses, limit: limit, className: className)
+    }
+
+    /// A ``Code/referenceToUninsertedObject`` error: the object at `location`
+    /// refers to a `targetClass` that was never inserted.
+    public static func referenceToUninsertedObject(_ location: RecordLocation, targetClass: String) -> CabinetError {
+        CabinetError(.referenceToUninsertedObject, location: location, targetClass: targetClass)
+    }
+
+    /// An ``Code/unloadedObjectModified`` error: the object at `location` was changed but never loaded.
+    public static func unloadedObjectModified(_ location: RecordLocation) -> CabinetError {
+        CabinetError(.unloadedObjectModified, location: location)
+    }
+
+    /// An ``Code/unsavedChanges`` error: `className` has unsaved changes.
+    public static func unsavedChanges(className: String) -> CabinetError {
+        CabinetError(.unsavedChanges, className: className)
+    }
+
+    /// A ``Code/noStoreForReferences`` error: a reference was read from a buffer of no store.
+    ///
+    /// ```swift
+    /// throw CabinetError.noStoreForReferences
+    /// ```
+    public static var noStoreForReferences: CabinetError {
+        CabinetError(.noStoreForReferences)
+    }
+
+    /// A ``Code/readOnly`` error: the store at `path` is open read-only.
+    public static func readOnly(path: String, reason: String) -> CabinetError {
+        CabinetError(.readOnly, path: path, reason: reason)
+    }
+
+    /// An ``Code/invalidName`` error: `name` is not a valid named-buffer name.
+    public static func invalidName(_ name: String) -> CabinetError {
+        CabinetError(.invalidName, name: name)
+    }
+
+    /// A ``Code/storeClosed`` error: the store at `path` was closed.
+    public static func storeClosed(path: String) -> CabinetError {
+        CabinetError(.storeClosed, path: path)
+    }
+
+    /// A ``Code/valueTooLarge`` error: the value for `location` is `size` bytes, over `limit`.
+    public static func valueTooLarge(_ location: RecordLocation, size: Int, limit: Int) -> CabinetError {
+        CabinetError(.valueTooLarge, location: location, size: size, limit: limit)
+    }
+
+    /// A ``Code/saveNotFinished`` error: the save is committed to the store at
+    /// `path`, but writing it to the class files failed for `reason`.
+    public static func saveNotFinished(path: String, reason: String) -> CabinetError {
+        CabinetError(.saveNotFinished, path: path, reason: reason)
+    }
+
+    /// A ``Code/missingClassFile`` error: the class file at `location`, which the
+    /// catalog lists (with `classID`, if any), is gone.
+    public static func missingClassFile(_ location: RecordLocation, classID: UInt8?) -> CabinetError {
+        CabinetError(.missingClassFile, location: location, classID: classID)
+    }
+
+    /// An ``Code/invalidStoredName`` error: `className`'s stored `name` cannot be its file's name, for `reason`.
+    public static func invalidStoredName(className: String, name: String, reason: String) -> CabinetError {
+        CabinetError(.invalidStoredName, reason: reason, className: className, name: name)
+    }
+
+    /// A ``Code/notAStore`` error: `path` is not an existing store.
+    public static func notAStore(path: String, reason: String) -> CabinetError {
+        CabinetError(.notAStore, path: path, reason: reason)
+    }
+
+    /// A ``Code/recoveryPending`` error: a read-only open of `path` found a save to finish.
+    public static func recoveryPending(path: String, reason: String) -> CabinetError {
+        CabinetError(.recoveryPending, path: path, reason: reason)
+    }
+}
