@@ -156,7 +156,6 @@ import Testing
 
     @Test func referenceListsWithADamagedCountThrow() {
         var buffer = DataBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0])
-        buffer.resolver = nil
         #expect(throws: CabinetError.noStoreForReferences) { _ = try buffer.readReferences(to: Song.self) }
         var count = DataBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0])
         #expect(throws: CabinetError.self) { _ = try count.readListCount(bytesPerElement: 4) }
@@ -178,6 +177,26 @@ import Testing
         #expect(try buffer.readUInt32() == 9)
         buffer.rewind()
         #expect(try buffer.readUInt32() == 9)
+    }
+
+    @Test func buffersAreEqualWhenTheirBytesAreWhateverTheirCursorOrVersion() throws {
+        var read = DataBuffer(bytes: [1, 2, 3, 4, 5])
+        _ = try read.readUInt32()
+        read.version = 3
+        #expect(read == DataBuffer(bytes: [1, 2, 3, 4, 5]), "the cursor and the version do not count")
+        var written = DataBuffer()
+        written.writeUInt32(0x0403_0201)
+        written.writeUInt8(5)
+        #expect(written == read)
+        #expect(DataBuffer(bytes: [1, 2, 3, 4, 6]) != read, "one byte differs")
+        #expect(DataBuffer(bytes: [1, 2, 3, 4]) != read, "a prefix is not equal")
+        #expect(DataBuffer(capacity: 16) == DataBuffer())
+        var reused = DataBuffer(capacity: 64)
+        reused.writeUInt64(.max)
+        reused.removeAll()
+        #expect(reused == DataBuffer(), "bytes left past the end after removeAll do not count")
+        reused.writeUInt8(1)
+        #expect(reused == DataBuffer(bytes: [1]))
     }
 
     @Test func writesGrowTheBufferInPlaceAndCopiesAreIndependent() throws {

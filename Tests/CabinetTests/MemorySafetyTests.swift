@@ -55,6 +55,7 @@ final class BufferKeeper: StoredObject {
         store = try fixture.open(BufferKeeper.self, Song.self)
         let fetched = try #require(try store!.fetch(BufferKeeper.self, rowID: keeper.rowID))
         var kept = try #require(fetched.keptBuffer)
+        let path = store!.path
         store = nil                                       // its class entries are freed
 
         #expect(try kept.readString() == "mistake")
@@ -63,9 +64,8 @@ final class BufferKeeper: StoredObject {
             return location.className == "BufferKeeper" && location.rowID == keeper.rowID
         })
         #expect(error != nil, "the error names the class and row the bytes came from")
-        var references = DataBuffer(bytes: [2, 0, 0, 0])
-        references.resolver = kept.resolver
-        #expect(throws: CabinetError.noStoreForReferences) { _ = try references.readReference(to: Song.self) }
+        #expect(throws: CabinetError.storeClosed(path: path)) { _ = try kept.readReference(to: Song.self) }
+        #expect(throws: CabinetError.storeClosed(path: path)) { _ = try kept.readAnyReferences() }
     }
 
     @Test(arguments: BackendKind.allCases)

@@ -109,6 +109,13 @@ private final class Reports {
         #expect(!result.stderr.contains("AddressSanitizer") && !result.stderr.contains("malloc"), "\(result.stderr)")
     }
 
+    @Test func readingAStoresBufferOnAnotherThreadWhileTheStoreIsInUseStopsTheProgram() throws {
+        let result = try runMisuse("buffer-on-two-threads")
+        #expect(result.signaled, "it stopped (status \(result.status)): \(result.stderr)")
+        #expect(result.stderr.contains("was used from two threads at once"), "\(result.stderr)")
+        #expect(!result.stderr.contains("AddressSanitizer") && !result.stderr.contains("malloc"), "\(result.stderr)")
+    }
+
     @Test(arguments: BackendKind.allCases)
     func handingAStoreFromThreadToThreadBetweenOperationsIsFine(_ kind: BackendKind) async throws {
         // An actor's work may run on a different thread each time: only overlap is misuse.

@@ -71,7 +71,6 @@ import Testing
             object.hasContent = false
             entry.adopt(object)
             var buffer = DataBuffer(bytes: bytes)
-            buffer.resolver = store.resolver
             do {
                 try store.decode(&buffer, into: object, entry: entry)
                 decoded += 1
@@ -121,7 +120,6 @@ import Testing
                 object.hasContent = false
                 entry.adopt(object)
                 var buffer = DataBuffer(bytes: bytes)
-                buffer.resolver = store.resolver
                 #expect(throws: CabinetError.self) { try store.decode(&buffer, into: object, entry: entry) }
                 entry.release(object)
             }

@@ -1,13 +1,11 @@
 // A reference is the row ID as UInt32 LE (0 is nil); a list of references is a
 // UInt32 LE count followed by row IDs. A heterogeneous reference puts the
 // class ID (UInt8) of the target's class in front of its row ID.
-
-/// Lets a buffer turn row IDs into objects of its store. The store clears
-/// `store` when it closes, so a buffer that outlives it throws instead of
-/// touching freed memory.
-final class ReferenceResolver {
-    unowned(unsafe) var store: ObjectStore?
-}
+//
+// Reading a reference needs the store the buffer came from (its context's
+// resolver): each read enters the store as one operation of it, so a buffer on
+// another thread cannot touch the store while its own thread is inside, and a
+// buffer kept past the store's close throws storeClosed.
 
 extension DataBuffer {
     /// Writes a reference to `object` (its row ID), or `nil`.
@@ -16,14 +14,19 @@ extension DataBuffer {
     /// that was not throws ``CabinetError/referenceToUninsertedObject(_:targetClass:)``.
     public mutating func writeReference(_ object: StoredObject?) {
         guard let object else { return writeUInt32(0) }
-        noteIfUninserted(object)
+        if object.rowID == 0 { noteUninserted(object) }
         writeUInt32(object.rowID)
     }
 
     /// Reads a reference written by ``writeReference(_:)``: the live object of
     /// that row, or a fault that loads when one of its `@Stored` properties is read.
+    ///
+    /// Throws ``CabinetError/noStoreForReferences`` for a buffer no store made,
+    /// and ``CabinetError/storeClosed(path:)`` once its store is closed.
     public mutating func readReference<T: StoredObject>(to type: T.Type) throws -> T? {
-        let entry = try referenceEntry(for: T.self)
+        let (resolver, entered) = try enterResolver()
+        defer { resolver.leave(entered) }
+        let entry = try resolver.registeredEntry(for: T.self)
         let rowID = try readUInt32()
         if rowID == 0 { return nil }
         try checkReferencedRow(rowID)
@@ -34,7 +37,7 @@ extension DataBuffer {
     public mutating func writeReferences<Objects: Collection>(_ objects: Objects) where Objects.Element: StoredObject {
         writeUInt32(UInt32(objects.count))
         for object in objects {
-            noteIfUninserted(object)
+            if object.rowID == 0 { noteUninserted(object) }
             writeUInt32(object.rowID)
         }
     }
@@ -42,7 +45,9 @@ extension DataBuffer {
     /// Reads a list written by ``writeReferences(_:)``, in order. Nil entries
     /// (row ID 0, which BNRPersistence skipped too) are left out.
     public mutating func readReferences<T: StoredObject>(to type: T.Type) throws -> [T] {
-        let entry = try referenceEntry(for: T.self)
+        let (resolver, entered) = try enterResolver()
+        defer { resolver.leave(entered) }
+        let entry = try resolver.registeredEntry(for: T.self)
         let count = try readListCount(bytesPerElement: 4)
         var result: [T] = []
         result.reserveCapacity(count)
@@ -61,7 +66,7 @@ extension DataBuffer {
             writeUInt8(0)
             return writeUInt32(0)
         }
-        noteIfUninserted(object)
+        if object.rowID == 0 { noteUninserted(object) }
         writeUInt8(object.entry?.metadata.classID ?? 0)
         writeUInt32(object.rowID)
     }
@@ -70,14 +75,19 @@ extension DataBuffer {
     ///
     /// Throws ``CabinetError/unknownClassID(_:classID:)`` if no registered class has the stored class ID.
     public mutating func readAnyReference() throws -> StoredObject? {
-        guard let store = resolver?.store else { throw CabinetError.noStoreForReferences }
+        let (resolver, entered) = try enterResolver()
+        defer { resolver.leave(entered) }
+        return try readAnyReference(with: resolver)
+    }
+
+    private mutating func readAnyReference(with resolver: ReferenceResolver) throws -> StoredObject? {
         let start = readerIndex
         do {
             let classID = try readUInt8()
             let rowID = try readUInt32()
             if rowID == 0 { return nil }
             try checkReferencedRow(rowID)
-            guard let entry = store.entry(classID: classID) else {
+            guard let entry = resolver.entry(classID: classID) else {
                 throw CabinetError.unknownClassID(location, classID: classID)
             }
             return entry.object(at: rowID)
@@ -95,11 +105,13 @@ extension DataBuffer {
 
     /// Reads a list written by ``writeAnyReferences(_:)``; nil entries are left out.
     public mutating func readAnyReferences() throws -> [StoredObject] {
+        let (resolver, entered) = try enterResolver()
+        defer { resolver.leave(entered) }
         let count = try readListCount(bytesPerElement: 5)
         var result: [StoredObject] = []
         result.reserveCapacity(count)
         for _ in 0..<count {
-            if let object = try readAnyReference() { result.append(object) }
+            if let object = try readAnyReference(with: resolver) { result.append(object) }
         }
         return result
     }
@@ -115,23 +127,16 @@ extension DataBuffer {
         return count
     }
 
-    private mutating func noteIfUninserted(_ object: StoredObject) {
-        if object.rowID == 0 && firstUninsertedReference == nil {
-            firstUninsertedReference = String(describing: type(of: object))
-        }
-    }
-
     private func checkReferencedRow(_ rowID: UInt32) throws {
         if rowID < ClassMetadata.firstObjectRowID {
             throw malformed("a reference to row \(rowID), which holds no object")
         }
     }
 
-    private func referenceEntry<T: StoredObject>(for type: T.Type) throws -> ClassEntry {
-        guard let store = resolver?.store else { throw CabinetError.noStoreForReferences }
-        guard let entry = store.entry(for: type) else {
-            throw CabinetError.classNotRegistered(className: String(describing: type))
-        }
-        return entry
+    /// The resolver of the buffer's store, entered (pass `entered` to its `leave(_:)`).
+    @inline(__always)
+    private func enterResolver() throws -> (resolver: ReferenceResolver, entered: Bool) {
+        guard let resolver = context?.resolver else { throw CabinetError.noStoreForReferences }
+        return (resolver, try resolver.enter())
     }
 }

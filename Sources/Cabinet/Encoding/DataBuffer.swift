@@ -1,3 +1,5 @@
+import Foundation
+
 /// A growable byte buffer with a read cursor: how a ``StoredObject`` reads and
 /// writes its content.
 ///
@@ -15,7 +17,43 @@
 /// let title = try buffer.readString()     // "Car"
 /// let seconds = try buffer.readUInt32()   // 298
 /// ```
-public struct DataBuffer {
+///
+/// A buffer is a value: its bytes (shared between copies until one of them
+/// writes), its read cursor, ``version``, and at most one context from the store
+/// that made it, saying which record the bytes are (named in errors) and how
+/// the references in them turn into objects. `DataBuffer()` and
+/// `DataBuffer(bytes:)` make buffers without one.
+///
+/// Two buffers are equal when they hold the same bytes, all of them from offset
+/// 0. The read cursor, ``version`` and the context do not count: a record read
+/// from a store equals a buffer made from the same bytes.
+///
+/// Every buffer is `Sendable`. One without a context is plain bytes, and reads
+/// the same on any thread. One the store made may be kept beyond `read(from:)`
+/// (or ``ObjectStore/namedBuffer(forName:)``) and sent on as well: its bytes
+/// read anywhere, its errors keep naming its record (file, class, row) even after
+/// the store is gone, and reading a reference from it is one operation of the
+/// store. So reading a reference on one thread while another thread is inside
+/// the store stops the program, as two threads calling the store would, and
+/// once the store is closed it throws ``CabinetError/storeClosed(path:)``.
+///
+/// ```swift
+/// final class Song: StoredObject {
+///     @Stored var title = ""
+///     var record = DataBuffer()
+///
+///     override func read(from buffer: inout DataBuffer) throws {
+///         record = buffer                    // a copy: the store reuses its buffer for the next record
+///         title = try buffer.readString()
+///     }
+/// }
+/// if let song = try store.fetch(Song.self, rowID: 2) {
+///     let bytes = DataBuffer(bytes: song.record.allBytes)
+///     bytes == song.record                   // true: the same bytes, with no store behind them
+///     Task.detached { var mine = bytes; _ = try mine.readString() }   // plain bytes cross threads freely
+/// }
+/// ```
+public struct DataBuffer: Sendable {
     /// `nil` until the first write, so an empty buffer costs no allocation.
     @usableFromInline var storage: DataBufferStorage?
     /// The number of bytes written.
@@ -27,12 +65,8 @@ public struct DataBuffer {
     /// oldest (BNRPersistence wrote 0 for classes that never set a version).
     public internal(set) var version: UInt8 = 0
 
-    /// Turns row IDs read from this buffer into objects of its store, if it has one.
-    var resolver: ReferenceResolver?
-    /// Where the bytes came from, for error messages.
-    var origin: RecordOrigin?
-    /// The class of the first object written as a reference before it was inserted.
-    var firstUninsertedReference: String?
+    /// The store's view of the bytes, if a store made the buffer (see ``RecordContext``).
+    var context: RecordContext?
 
     /// An empty buffer.
     public init() {}
@@ -74,7 +108,7 @@ public struct DataBuffer {
     public mutating func removeAll() {
         writerIndex = 0
         readerIndex = 0
-        firstUninsertedReference = nil
+        context?.firstUninsertedReference = nil
     }
 
     /// Moves the read cursor back to the start.
@@ -110,47 +144,22 @@ public struct DataBuffer {
     func malformed(_ reason: String) -> CabinetError {
         .malformedRecord(location, reason: "\(reason) at offset \(readerIndex)")
     }
-
-    /// The location named in errors thrown while reading.
-    var location: RecordLocation {
-        origin?.location ?? RecordLocation(file: "<DataBuffer>")
-    }
 }
 
-/// Where a buffer's bytes were read from: a record of a class, or a named buffer.
-///
-/// The class entry is held strongly: an app may keep the buffer beyond
-/// `read(from:)` (a copy is just a struct), and the error it throws then must
-/// still name its record rather than read a freed entry. The store's read loops
-/// set the entry once per class and only move `rowID` per record (`pointOrigin`),
-/// so the reference costs no retain per record.
-struct RecordOrigin {
-    private(set) var entry: ClassEntry?
-    var rowID: UInt32
-    var file: String?
-
-    init(entry: ClassEntry?, rowID: UInt32, file: String?) {
-        self.entry = entry
-        self.rowID = rowID
-        self.file = file
-    }
-
-    var location: RecordLocation {
-        if let entry {
-            return RecordLocation(file: entry.table.path, className: entry.name, rowID: rowID)
-        }
-        return RecordLocation(file: file ?? "<DataBuffer>")
-    }
-}
-
-extension DataBuffer {
-    /// Names the record about to be read: `rowID` of `entry`'s class.
-    @inline(__always)
-    mutating func pointOrigin(at entry: ClassEntry, rowID: UInt32) {
-        if origin?.entry === entry {
-            origin!.rowID = rowID
-        } else {
-            origin = RecordOrigin(entry: entry, rowID: rowID, file: nil)
+extension DataBuffer: Equatable {
+    /// Whether both hold the same bytes; the read cursor, ``version`` and the
+    /// store behind a buffer do not count (see ``DataBuffer``).
+    ///
+    /// ```swift
+    /// var read = DataBuffer(bytes: [1, 2])
+    /// _ = try read.readUInt8()
+    /// read == DataBuffer(bytes: [1, 2])   // true
+    /// ```
+    public static func == (lhs: DataBuffer, rhs: DataBuffer) -> Bool {
+        lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in
+                left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
         }
     }
 }

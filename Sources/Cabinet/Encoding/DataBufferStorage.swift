@@ -1,7 +1,12 @@
 /// The bytes behind a ``DataBuffer``: one allocation, grown by doubling,
 /// shared between copies of a buffer until one of them writes (copy on write).
+///
+/// `@unchecked Sendable` (its pointer is not `Sendable`), as Array's storage is:
+/// every write goes through `reserveForWriting`, which copies the bytes unless
+/// this buffer holds the only reference, so storage that two buffers (and so
+/// possibly two threads) share is never written, only read.
 @usableFromInline
-final class DataBufferStorage {
+final class DataBufferStorage: @unchecked Sendable {
     @usableFromInline let pointer: UnsafeMutableRawPointer
     @usableFromInline let capacity: Int
 

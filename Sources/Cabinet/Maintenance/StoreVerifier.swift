@@ -101,7 +101,7 @@ public enum StoreVerifier {
     /// A problem if `value` does not carry a valid checksum in a checksummed store.
     private static func checksumProblem(_ value: UnsafeRawBufferPointer, format: RecordFormat, at location: RecordLocation) -> Problem? {
         var record = DataBuffer(bytes: value)
-        record.origin = RecordOrigin(entry: nil, rowID: location.rowID ?? 0, file: location.file)
+        record.context = RecordContext(location: location)
         do {
             try record.removeTrailer(for: format)
             return nil

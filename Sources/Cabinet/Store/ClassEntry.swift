@@ -4,7 +4,7 @@
 final class ClassEntry {
     /// Unretained (the store owns its entries), and cleared by `close()`, which
     /// the store's deinit runs: an entry that outlives its store (held by a
-    /// fault of the closed store, or a buffer's origin) finds `nil`.
+    /// fault of the closed store) finds `nil`.
     unowned(unsafe) var store: ObjectStore?
     let type: StoredObject.Type
     let name: String

@@ -37,6 +37,19 @@ final class ConcurrentUseDetector: @unchecked Sendable {
         }
     }
 
+    /// Enters unless this thread is inside an operation already, for work done on
+    /// behalf of something that may have crossed threads (a kept buffer's
+    /// references); `true` if it entered, and must ``leave()``. Reading a
+    /// reference from `read(from:)`, inside a fetch, then costs a thread ID read
+    /// and a plain load: only this thread ever stores its own ID in `owner`.
+    @inline(__always)
+    func enterIfOutside(_ operation: StaticString) -> Bool {
+        let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        if _fastPath(owner.load(ordering: .relaxed) == me) { return false }
+        enter(operation)
+        return true
+    }
+
     private func twoThreads(_ operation: StaticString) -> Never {
         fatalError("Cabinet: the store '\(path)' was used from two threads at once (\(operation) while another thread was inside the store). An ObjectStore and its objects belong to one thread or actor at a time.")
     }

@@ -149,7 +149,6 @@ extension ObjectStore {
     func loadContent(of object: StoredObject, entry: ClassEntry) throws -> Bool {
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
-        buffer.resolver = resolver
         let found: Void? = try entry.table.withValue(forRow: object.rowID) { bytes in buffer.load(bytes) }
         guard found != nil else { return false }
         try decode(&buffer, into: object, entry: entry)
@@ -168,7 +167,7 @@ extension ObjectStore {
     @inline(__always)
     func decode(_ buffer: inout DataBuffer, into object: StoredObject, entry: ClassEntry,
                 versioned: Bool? = nil, fromDisk: Bool = true) throws {
-        buffer.pointOrigin(at: entry, rowID: object.rowID)
+        buffer.pointContext(at: entry, rowID: object.rowID, resolver: resolver)
         if fromDisk { try buffer.removeTrailer(for: recordFormat) }
         if versioned ?? options.perInstanceVersioning {
             let version = try buffer.readUInt8()
@@ -203,7 +202,6 @@ extension ObjectStore {
         entry.live.reserve(upTo: min(entry.metadata.lastRowID, entry.denseLimit))
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
-        buffer.resolver = resolver
         var goOn = true
         try entry.table.forEach { key, value in
             guard key.count == 4 else {

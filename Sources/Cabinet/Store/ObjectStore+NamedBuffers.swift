@@ -54,8 +54,7 @@ extension ObjectStore {
         }
         guard let bytes else { return nil }
         var buffer = DataBuffer(bytes: bytes)
-        buffer.resolver = resolver
-        buffer.origin = RecordOrigin(entry: nil, rowID: 0, file: namedBufferLocation(name).file)
+        buffer.context = RecordContext(resolver: resolver, location: namedBufferLocation(name))
         try buffer.removeTrailer(for: recordFormat)
         return buffer
     }

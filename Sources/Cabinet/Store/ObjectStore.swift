@@ -46,11 +46,10 @@ public final class ObjectStore {
     /// How this store's records are laid out: decided when the store was created.
     public let recordFormat: RecordFormat
     let backend: any StorageBackend
-    let resolver = ReferenceResolver()
-
-    @exclusivity(unchecked) var entriesByType: [ObjectIdentifier: ClassEntry] = [:]
+    /// The classes by type and class ID, shared with the buffers the store reads
+    /// so that they can resolve references (see ``ReferenceResolver``).
+    let resolver: ReferenceResolver
     var entriesByName: [String: ClassEntry] = [:]
-    var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
     @exclusivity(unchecked) var isClosed = false
     /// Set while `save()` writes: a change made then (from a `write(to:)`) would be lost, so it stops the program.
     @exclusivity(unchecked) var isSaving = false
@@ -78,8 +77,6 @@ public final class ObjectStore {
     var journalAwaitsReplay = false
     /// An error found where the API cannot throw (an insert), reported by the next save.
     var deferredSaveError: CabinetError?
-    /// The entry `entry(for:)` found last.
-    @exclusivity(unchecked) var lastEntry: ClassEntry?
 
     /// Named buffers set or removed since the last save (`nil`: removed).
     var pendingNamedBuffers: [String: [UInt8]?] = [:]
@@ -139,9 +136,9 @@ public final class ObjectStore {
         self.path = backend.path
         self.options = options
         useDetector = ConcurrentUseDetector(path: backend.path)
+        resolver = ReferenceResolver(useDetector: useDetector)
         recordFormat = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
         catalog = try backend.readCatalog()
-        resolver.store = self
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
         if !backend.isReadOnly { try recoverInterruptedSave() }
@@ -170,7 +167,7 @@ public final class ObjectStore {
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("register(_:)") }
         try checkOpen()
-        if entriesByType[ObjectIdentifier(type)] != nil { return }
+        if resolver.entry(for: type) != nil { return }
         let name = type.storedName
         try ClassRegistrar.validate(name: name, of: type)
         if let other = entriesByName[name] {
@@ -178,7 +175,7 @@ public final class ObjectStore {
                                              reason: "\(String(describing: other.type)) is already registered with the stored name '\(name)'")
         }
         var (table, metadata) = try ClassRegistrar(store: self).open(type, name: name)
-        if let holder = entriesByClassID[Int(metadata.classID)] {
+        if let holder = resolver.entry(classID: metadata.classID) {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
         }
@@ -189,9 +186,8 @@ public final class ObjectStore {
         // A checksummed store's metadata written before rows carried their own checksum gets one at the next save.
         entry.metadataChanged = protect && !backend.isReadOnly
         entry.metadataVerified = verified
-        entriesByType[ObjectIdentifier(type)] = entry
         entriesByName[name] = entry
-        entriesByClassID[Int(metadata.classID)] = entry
+        resolver.add(entry)
         entry.undoStamp = undoStamp
     }
 
@@ -217,15 +213,7 @@ public final class ObjectStore {
 
     @inline(__always)
     func entry(for type: StoredObject.Type) -> ClassEntry? {
-        // Loops insert and fetch one class at a time: remember the last answer.
-        if let last = lastEntry, last.type == type { return last }
-        let found = entriesByType[ObjectIdentifier(type)]
-        lastEntry = found
-        return found
-    }
-
-    func entry(classID: UInt8) -> ClassEntry? {
-        entriesByClassID[Int(classID)]
+        resolver.entry(for: type)
     }
 
     func requireEntry(for type: StoredObject.Type) throws -> ClassEntry {
@@ -280,8 +268,7 @@ public final class ObjectStore {
         undoManager.removeAllActions()
         undoManager.store = nil
         observers.removeAll()
-        lastEntry = nil
-        resolver.store = nil
+        resolver.close()   // buffers kept by the app now throw storeClosed for references
         backend.close()
     }
 }

@@ -135,7 +135,6 @@ extension ObjectStore {
     private func restore(_ content: [UInt8], into object: StoredObject, entry: ClassEntry) throws {
         var buffer = DataBuffer()
         content.withUnsafeBytes { buffer.load($0) }
-        buffer.resolver = resolver
         let state = object.changeState
         try decode(&buffer, into: object, entry: entry, versioned: true, fromDisk: false)
         object.changeState = state

@@ -111,7 +111,6 @@ extension ObjectStore {
             object.hasContent = false
             entry.adopt(object)
         }
-        record.resolver = resolver
         do {
             try decode(&record, into: object, entry: entry)
         } catch {

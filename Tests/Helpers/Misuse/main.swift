@@ -31,7 +31,7 @@ final class Shared: @unchecked Sendable {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: cabinet-misuse insert-during-save|change-during-save|save-during-save|close-during-enumerate|two-threads STORE\n".utf8))
+    FileHandle.standardError.write(Data("usage: cabinet-misuse insert-during-save|change-during-save|save-during-save|close-during-enumerate|two-threads|buffer-on-two-threads STORE\n".utf8))
     exit(2)
 }
 let store = try ObjectStore(path: arguments[2])
@@ -86,6 +86,23 @@ case "two-threads":
     writer.start()
     reader.start()
     Thread.sleep(until: deadline.addingTimeInterval(1))
+case "buffer-on-two-threads":
+    // A buffer is Sendable, so a named buffer may go to another thread; reading
+    // its references there while this thread is inside the store is the misuse.
+    var favorites = DataBuffer()
+    favorites.writeReferences([first])
+    try store.setNamedBuffer(favorites, forName: "Favorites")
+    try store.save()
+    guard let sent = try store.namedBuffer(forName: "Favorites") else { exit(3) }
+    let deadline = Date().addingTimeInterval(20)
+    let reader = Thread {
+        while Date() < deadline {
+            var mine = sent
+            _ = try? mine.readReferences(to: Item.self)
+        }
+    }
+    reader.start()
+    while Date() < deadline { _ = try? store.fetchAll(Item.self).count }
 default:
     FileHandle.standardError.write(Data("unknown mode \(arguments[1])\n".utf8))
     exit(2)

@@ -1,0 +1,65 @@
+/// What a ``DataBuffer`` knows beyond its bytes: the store its references
+/// resolve in, the record it holds (for errors), and the note a write leaves
+/// about a reference to an object that was never inserted.
+///
+/// A buffer has at most one, and only when a store made it (a buffer handed to
+/// `read(from:)`, a named buffer) or a write noted an uninserted reference; a
+/// buffer made by `DataBuffer()` or `DataBuffer(bytes:)` has none. It is a
+/// value of plain data plus the store's ``ReferenceResolver``, so copies of a
+/// buffer are independent and it is `Sendable` (the resolver fences its own use).
+struct RecordContext: Sendable {
+    /// Turns row IDs into objects of the store; `nil` if the buffer belongs to no store.
+    var resolver: ReferenceResolver?
+    /// The record the bytes came from, named in the errors reading them throws.
+    var location: RecordLocation
+    /// The class entry `location` names, so the store's read loops can tell
+    /// with one compare that only the row moved (``DataBuffer/pointContext(at:rowID:resolver:)``).
+    /// Never dereferenced; only the store's own buffers are pointed, and its
+    /// entries live as long as it, so an identifier is never that of a freed entry.
+    var entryID: ObjectIdentifier?
+    /// The class of the first object written as a reference before it was
+    /// inserted; the save throws ``CabinetError/referenceToUninsertedObject(_:targetClass:)`` for it.
+    var firstUninsertedReference: String?
+
+    init(resolver: ReferenceResolver? = nil, location: RecordLocation, entryID: ObjectIdentifier? = nil) {
+        self.resolver = resolver
+        self.location = location
+        self.entryID = entryID
+    }
+
+    /// Where a buffer that belongs to no record says its bytes came from.
+    static let unknownFile = "<DataBuffer>"
+}
+
+extension DataBuffer {
+    /// Names the record about to be read, `rowID` of `entry`'s class, and lets
+    /// its references resolve through `resolver`. The read loops call it per
+    /// record: the context is made once per class, after which only the row moves.
+    @inline(__always)
+    mutating func pointContext(at entry: ClassEntry, rowID: UInt32, resolver: ReferenceResolver) {
+        if context?.entryID == ObjectIdentifier(entry) {
+            context!.location.rowID = rowID
+        } else {
+            context = RecordContext(resolver: resolver, location: entry.location(row: rowID), entryID: ObjectIdentifier(entry))
+        }
+    }
+
+    /// The location named in errors thrown while reading.
+    var location: RecordLocation {
+        context?.location ?? RecordLocation(file: RecordContext.unknownFile)
+    }
+
+    /// The class of the first object written as a reference before it was inserted.
+    var firstUninsertedReference: String? {
+        context?.firstUninsertedReference
+    }
+
+    /// Notes `object` if it is the first uninserted one written as a reference.
+    @inline(never)
+    mutating func noteUninserted(_ object: StoredObject) {
+        if context == nil { context = RecordContext(location: RecordLocation(file: RecordContext.unknownFile)) }
+        if context!.firstUninsertedReference == nil {
+            context!.firstUninsertedReference = String(describing: type(of: object))
+        }
+    }
+}
