@@ -66,7 +66,7 @@ private func requireSendable<T: Sendable>(_: T.Type) {}
             #expect(try kept.readString() == keeper.label)
             _ = try kept.readUInt32()                     // the reference's row ID: bytes read after the close
             let error = expectCabinetError({ _ = try kept.readUInt8() }) { error in
-                guard case .truncatedRecord(let location, _, _, _) = error else { return false }
+                guard error.code == .truncatedRecord, let location = error.location else { return false }
                 return location == RecordLocation(file: file, className: "ReferenceKeeper", rowID: keeper.rowID)
             }
             #expect(error != nil, "the store moved on to the next record; this copy still names row \(keeper.rowID)")
@@ -110,7 +110,7 @@ private func requireSendable<T: Sendable>(_: T.Type) {}
         store.insert(album)
         func savingNames(_ target: String) -> Bool {
             expectCabinetError({ try store.save() }) { error in
-                guard case .referenceToUninsertedObject(let location, let named) = error else { return false }
+                guard error.code == .referenceToUninsertedObject, let location = error.location, let named = error.targetClass else { return false }
                 return location.className == "Album" && location.rowID == album.rowID && named == target
             } != nil
         }
@@ -133,7 +133,7 @@ private func requireSendable<T: Sendable>(_: T.Type) {}
         buffer.writeAnyReferences([Node()])
         #expect(buffer == DataBuffer(bytes: buffer.allBytes), "the note does not count in equality")
         let error = expectCabinetError({ try store.setNamedBuffer(buffer, forName: "Stray") }) { error in
-            guard case .referenceToUninsertedObject(let location, let target) = error else { return false }
+            guard error.code == .referenceToUninsertedObject, let location = error.location, let target = error.targetClass else { return false }
             return location.file.hasSuffix("[Stray]") && target == "Node"
         }
         #expect(error != nil)

@@ -1,15 +1,46 @@
 /// Little-endian integers and counted byte strings for the storage layer's own
 /// files (the save journal). The object layer's `DataBuffer` writes records;
 /// these two write and read the journal, which knows nothing of objects.
-struct ByteWriter {
-    private(set) var bytes: [UInt8] = []
+struct ByteWriter: ~Copyable {
+    // Raw memory grown by doubling, not an Array: a journaled save appends every
+    // record here, and `Array.append(contentsOf:)` cost about 90 instructions a
+    // call, 8 % of a three-class save's (callgrind, complex-insert).
+    private var start: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var count = 0
 
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 0) {
+        self.capacity = max(capacity, 256)
+        start = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+    }
 
-    mutating func append(_ source: UnsafeRawBufferPointer) { bytes.append(contentsOf: source) }
+    deinit { start.deallocate() }
+
+    /// Makes room for `extra` more bytes and returns where they go.
+    @inline(__always)
+    private mutating func space(for extra: Int) -> UnsafeMutableRawPointer {
+        if extra > capacity &- count { grow(to: count + extra) }
+        return start + count
+    }
+
+    private mutating func grow(to needed: Int) {
+        let larger = max(needed, capacity * 2)
+        let moved = UnsafeMutableRawPointer.allocate(byteCount: larger, alignment: 16)
+        moved.copyMemory(from: start, byteCount: count)
+        start.deallocate()
+        start = moved
+        capacity = larger
+    }
+
+    mutating func append(_ source: UnsafeRawBufferPointer) {
+        guard let base = source.baseAddress, source.count > 0 else { return }
+        space(for: source.count).copyMemory(from: base, byteCount: source.count)
+        count &+= source.count
+    }
 
     mutating func append<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        space(for: MemoryLayout<T>.size).storeBytes(of: value.littleEndian, as: T.self)
+        count &+= MemoryLayout<T>.size
     }
 
     /// A UInt32 byte count, then the bytes (the layout `DataBuffer.writeString` uses too).
@@ -19,7 +50,12 @@ struct ByteWriter {
         append(source)
     }
 
-    var count: Int { bytes.count }
+    /// Calls `body` with every byte written.
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: start, count: count))
+    }
+
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }
 
 /// Reads what ``ByteWriter`` wrote, checking every length against what is

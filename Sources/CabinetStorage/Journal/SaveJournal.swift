@@ -7,7 +7,7 @@
 /// to the files, and then removes the journal. A store that opens with a journal
 /// present replays it: the puts and removes are idempotent, so replaying a save
 /// that was fully or partly applied completes it. The layout is in `docs/FORMAT.md`.
-package struct SaveJournal {
+package struct SaveJournal: ~Copyable {
     package static let magic = Array("CABINETJ".utf8)
     package static let formatVersion: UInt8 = 1
 
@@ -53,10 +53,10 @@ package struct SaveJournal {
         file.append(SaveJournal.formatVersion)
         file.append(UInt16(tableNames.count))
         for name in tableNames { Array(name.utf8).withUnsafeBytes { file.appendCounted($0) } }
-        body.bytes.withUnsafeBytes { file.append($0) }
+        body.withUnsafeBytes { file.append($0) }
         file.append(Operation.end.rawValue)
         file.append(operationCount)
-        let crc = file.bytes.withUnsafeBytes { CRC32.checksum($0) }
+        let crc = file.withUnsafeBytes { CRC32.checksum($0) }
         file.append(crc)
         return file.bytes
     }
