@@ -43,12 +43,12 @@ import Testing
         #expect("\(error.map { "\($0)" } ?? "")".contains("restore the file from a backup"))
         #expect(!FileManager.default.fileExists(atPath: path + "/Song"), "nothing was created in its place")
         let problems = try StoreVerifier.verify(path: path)
-        #expect(problems.contains { $0.location.className == "Song" && $0.reason.contains("catalog lists this file but it is missing") })
+        #expect(problems.contains { $0.location.className == "Song" && $0.reason.contains("catalog lists this table but it is missing") })
         // The other classes still open, and a new class does not take the missing class's ID.
         let store = try ObjectStore(path: path)
         try store.register(Playlist.self)
         try store.register(Album.self)
-        let catalog = try #require(try store.backend.readCatalog())
+        let catalog = try #require(try store.backend.services.readCatalog())
         #expect(catalog.tables["Album"] == .some(2))
         store.close()
     }

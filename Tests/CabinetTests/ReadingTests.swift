@@ -86,7 +86,7 @@ import Testing
         let song = directory.path + "/Song"
         try RawTokyoCabinet.leaveInterruptedTransaction(song, [(RawTokyoCabinet.rowKey(77), [1, 2, 3])])
         let before = try Data(contentsOf: URL(fileURLWithPath: song))
-        #expect(StoreDirectory.transactionPending(table: song, logSize: Int(try StoreInfoSize.bytes(song + ".wal"))))
+        #expect(TokyoCabinetDirectory.transactionPending(table: song, logSize: Int(try StoreInfoSize.bytes(song + ".wal"))))
         let hdb = try #require(tchdbnew())
         defer { tchdbdel(hdb) }
         #expect(tchdbopen(hdb, song, Int32(HDBOREADER)))

@@ -18,12 +18,21 @@ final class FailingBackend: ForwardingBackend {
     override func openTable(named name: String) throws -> any StorageTable {
         Table(name: name, inner: try inner.openTable(named: name), owner: self)
     }
-    override func writeJournal(_ bytes: [UInt8]) throws {
-        try inner.writeJournal(bytes)
-        if failAfterJournal { failAfterJournal = false; throw FailingBackend.injected }
-    }
+    override var services: any StoreServices { Services(inner.services, owner: self) }
 
     static let injected = CabinetError.backendFailure(RecordLocation(file: "injected"), operation: "write", code: 28, message: "No space left on device")
+
+    final class Services: ForwardingServices {
+        unowned let owner: FailingBackend
+        init(_ inner: any StoreServices, owner: FailingBackend) {
+            self.owner = owner
+            super.init(inner)
+        }
+        override func writeJournal(_ bytes: [UInt8]) throws {
+            try inner.writeJournal(bytes)
+            if owner.failAfterJournal { owner.failAfterJournal = false; throw FailingBackend.injected }
+        }
+    }
 
     final class Table: ForwardingTable {
         unowned let owner: FailingBackend

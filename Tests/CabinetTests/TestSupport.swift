@@ -48,10 +48,14 @@ final class StoreFixture {
         return store
     }
 
+    /// The store's backend, opened afresh (the store must be closed): for tests that look below the store.
+    func backend() throws -> any StorageBackend {
+        kind == .memory ? memory : try TokyoCabinetBackend(directory: storePath)
+    }
+
     /// A store whose backend counts reads, for faulting tests.
     func openCounting() throws -> (ObjectStore, CountingBackend) {
-        let inner: any StorageBackend = kind == .memory ? memory : try TokyoCabinetBackend(directory: storePath)
-        let counting = CountingBackend(inner)
+        let counting = CountingBackend(try backend())
         let store = try ObjectStore(backend: counting)
         try store.register(Song.self, Playlist.self, Album.self, Node.self)
         return (store, counting)
@@ -64,20 +68,34 @@ class ForwardingBackend: StorageBackend {
     let inner: any StorageBackend
     init(_ inner: any StorageBackend) { self.inner = inner }
     var path: String { inner.path }
+    var services: any StoreServices { inner.services }
+    func openTable(named name: String) throws -> any StorageTable { try inner.openTable(named: name) }
     func tableNames() throws -> [String] { try inner.tableNames() }
     func hasTable(named name: String) throws -> Bool { try inner.hasTable(named: name) }
+    func location(ofTable name: String) -> String { inner.location(ofTable: name) }
+    func storageProblems() throws -> [StorageProblem] { try inner.storageProblems() }
+    func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
+        try inner.replaceContents(with: source, formatMarker: formatMarker)
+    }
     func close() { inner.close() }
-    func openTable(named name: String) throws -> any StorageTable { try inner.openTable(named: name) }
+}
+
+/// Services that hand every call to `inner`; see ``ForwardingBackend``.
+class ForwardingServices: StoreServices {
+    let inner: any StoreServices
+    init(_ inner: any StoreServices) { self.inner = inner }
+    var isReadOnly: Bool { inner.isReadOnly }
     var needsJournal: Bool { inner.needsJournal }
+    var journalLocation: String { inner.journalLocation }
     func writeJournal(_ bytes: [UInt8]) throws { try inner.writeJournal(bytes) }
     func readJournal() throws -> [UInt8]? { try inner.readJournal() }
     func removeJournal() throws { try inner.removeJournal() }
+    var formatMarkerLocation: String { inner.formatMarkerLocation }
     func readFormatMarker() throws -> String? { try inner.readFormatMarker() }
     func writeFormatMarker(_ text: String) throws { try inner.writeFormatMarker(text) }
     func readCatalog() throws -> StoreCatalog? { try inner.readCatalog() }
     func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
-    var isReadOnly: Bool { inner.isReadOnly }
-    func pendingRecovery() throws -> [String] { try inner.pendingRecovery() }
+    func pendingRecovery() throws -> [PendingRecovery] { try inner.pendingRecovery() }
 }
 
 /// A table that hands every call to `inner`; see ``ForwardingBackend``.

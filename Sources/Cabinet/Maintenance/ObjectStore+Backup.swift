@@ -10,20 +10,44 @@ extension ObjectStore {
     /// ```
     /// Every table is copied record by record into fresh Tokyo Cabinet files (so
     /// the copy is also compacted), with the store's format marker; unsaved
-    /// changes are not in it. Works for in-memory stores too. `destination` must
-    /// not exist or be empty.
+    /// changes are not in it. Works on every backend (an in-memory store backs
+    /// up to a directory too). `destination` must not exist or be empty.
     ///
     /// The copy is written beside `destination` under a hidden name
     /// (`.NAME.cabinet-partial`) and renamed into place when it is complete, so a
     /// backup that was interrupted leaves no directory at `destination` that
     /// could pass for a backup.
     public func backup(to destination: String) throws {
-        useDetector.enter("backup(to:)")
+        try copying("backup(to:)") {
+            try TokyoCabinetBackend.createStore(at: destination, copying: backend, formatMarker: recordFormat.marker)
+        }
+    }
+
+    /// Makes `target` a copy of the store as of its last save, replacing
+    /// whatever it held, while the app keeps using the store: a backup into
+    /// any backend, such as a ``MemoryBackend`` or another store's.
+    ///
+    /// ```swift
+    /// let snapshot = MemoryBackend(name: "snapshot")
+    /// try store.backup(into: snapshot)
+    /// let copy = try ObjectStore(backend: snapshot)
+    /// ```
+    /// All or nothing, as `target`'s ``StorageBackend/replaceContents(with:formatMarker:)`` promises.
+    public func backup(into target: any StorageBackend) throws {
+        try copying("backup(into:)") {
+            try target.replaceContents(with: backend, formatMarker: recordFormat.marker)
+        }
+    }
+
+    /// Runs a copy of the saved store: no save in progress, and a journal left
+    /// by a save that did not finish replayed first, so the copy has it whole.
+    private func copying(_ call: StaticString, _ body: () throws -> Void) throws {
+        useDetector.enter(call)
         defer { useDetector.leave() }
-        if isSaving { changeDuringSave("backup(to:)") }
+        if isSaving { changeDuringSave("\(call)") }
         try checkOpen()
         if journalAwaitsReplay { try recoverInterruptedSave() }
-        try StoreCopy.copy(from: backend, format: recordFormat, toNewStoreAt: destination)
+        try body()
     }
 
     /// Replaces the store at `path` with the backup at `backup` (made by
@@ -38,20 +62,59 @@ extension ObjectStore {
     /// the restore is interrupted after that point, the next open of the store
     /// finishes it; before it, the store is as it was.
     public static func restore(from backup: String, to path: String) throws {
-        try StoreCopy.restore(from: backup, to: path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CabinetError.cannotAccessDirectory(path: backup, reason: "there is no backup directory there")
+        }
+        var reading = TokyoCabinetBackend.Options()
+        reading.readOnly = true
+        let source = try TokyoCabinetBackend(directory: backup, options: reading)
+        defer { source.close() }
+        let format = try restorableFormat(of: source)
+        let target = try TokyoCabinetBackend(directory: path)
+        defer { target.close() }
+        try target.replaceContents(with: source, formatMarker: format.marker)
     }
 
-    /// Rebuilds every file of the store without its free space, for `cabinet
-    /// compact`. The store must be saved first.
+    /// Replaces everything `target` holds with the store in `source`, on any
+    /// backends: a restore from a backup kept anywhere, into a store opened
+    /// nowhere else.
+    ///
+    /// ```swift
+    /// try ObjectStore.restore(from: snapshot, to: TokyoCabinetBackend(directory: "/tmp/music"))
+    /// ```
+    /// `source` must be a store (it has tables) with nothing left to recover.
+    /// All or nothing, as `target`'s ``StorageBackend/replaceContents(with:formatMarker:)`` promises.
+    public static func restore(from source: any StorageBackend, to target: any StorageBackend) throws {
+        try target.replaceContents(with: source, formatMarker: restorableFormat(of: source).marker)
+    }
+
+    /// The record format of a backup, once it is known to be one: it has
+    /// tables, and nothing waits to be recovered in it.
+    private static func restorableFormat(of source: any StorageBackend) throws -> RecordFormat {
+        guard try !source.tableNames().isEmpty else {
+            throw CabinetError.notAStore(path: source.path, reason: "it holds no tables, so it is not a backup")
+        }
+        let pending = try source.services.pendingRecovery()
+        if !pending.isEmpty {
+            throw CabinetError.recoveryPending(path: source.path, reason: pending.map(\.description).joined(separator: "; ") + "; finish it before restoring from it")
+        }
+        return try StoreVerifier.recordFormat(of: source)
+    }
+
+    /// Rebuilds every table of the store without its free space, for `cabinet
+    /// compact`, on any backend (a table that keeps no free space has nothing
+    /// to do). The store must be saved first.
     ///
     /// ```swift
     /// try store.save()
     /// try store.compact()
     /// ```
-    /// Each file is rewritten beside the old one and renamed over it, so at every
-    /// instant the store holds each class's old file or its new one, whole.
+    /// Each table is rewritten whole or not at all (a Tokyo Cabinet file beside
+    /// the old one, renamed over it), so at every instant the store holds each
+    /// class's old table or its new one, whole.
     public func compact() throws {
-        // It rewrites every file: an enumerate body or a read(from:) would be scanning one.
+        // It rewrites every table: an enumerate body or a read(from:) would be scanning one.
         useDetector.enterAlone("compact()")
         defer { useDetector.leave() }
         try checkOpen()

@@ -1,7 +1,7 @@
 import Foundation
 
-/// What a store directory holds, read without the app's classes: for
-/// `cabinet info` and for tools that look at a store from outside.
+/// What a store holds, read without the app's classes: for `cabinet info` and
+/// for tools that look at a store from outside. Works on any backend.
 ///
 /// ```swift
 /// let info = try StoreInfo(path: "/tmp/music")
@@ -21,8 +21,9 @@ public struct StoreInfo: Sendable {
         public var classID: UInt8?
         /// `"bnr"` for BNRPersistence's 6-byte metadata row, `"cabinet"` for the 14-byte one.
         public var metadataFormat: String?
-        /// Whether a killed writer left a transaction of this file to roll back (its
-        /// `.wal`); the file is not opened then, so its counts are unknown (0).
+        /// Whether the table waits for a recovery only a writer may do (for a Tokyo
+        /// Cabinet file, a killed writer's transaction in its `.wal`); it is not
+        /// opened then, so its counts are unknown (0).
         public var transactionPending = false
     }
 
@@ -49,15 +50,23 @@ public struct StoreInfo: Sendable {
         try self.init(backend: backend)
     }
 
-    init(backend: any StorageBackend) throws {
+    /// Reads the store behind `backend`, any backend:
+    ///
+    /// ```swift
+    /// let info = try StoreInfo(backend: MemoryBackend())
+    /// ```
+    /// It reads only; a table that waits for recovery is not opened. On a
+    /// read-only backend nothing at all is written.
+    public init(backend: any StorageBackend) throws {
         path = backend.path
         recordFormat = try StoreVerifier.recordFormat(of: backend)
-        journalPending = try backend.readJournal() != nil
-        pendingRecovery = try backend.pendingRecovery()
-        let interrupted = Set(backend is TokyoCabinetBackend ? try StoreDirectory.interruptedTransactions(in: backend.path) : [])
+        journalPending = try backend.services.readJournal() != nil
+        let pending = try backend.services.pendingRecovery()
+        pendingRecovery = pending.map(\.description)
+        let interrupted = Set(pending.compactMap(\.table))
         tables = try backend.tableNames().map { name in
             if interrupted.contains(name) {
-                // Opening it would make Tokyo Cabinet roll the transaction back, writing.
+                // Opening it would finish the recovery (Tokyo Cabinet rolls the transaction back), writing.
                 var info = Table(name: name, records: 0, bytes: 0)
                 info.transactionPending = true
                 return info

@@ -4,24 +4,23 @@
 /// let problems = try StoreVerifier.verify(path: "/tmp/music")
 /// if !problems.isEmpty { problems.forEach { print($0) } }
 /// ```
-/// Without the app's classes it checks what every store shares: each file opens
-/// and reads to the end, its metadata row decodes, every key is a row ID at or
-/// below the last row ID handed out, every record has its version byte (and, in
-/// checksummed stores, a matching checksum), every record is found again through
-/// its key (the hash index is intact), and a pending save journal is whole. It
-/// also names every file of the directory that should be a class file and is not
-/// (random bytes, an empty file, a link), and Tokyo Cabinet's leftovers (a
-/// transaction log of a killed writer, a rebuild's temporary copy) with what to do.
+/// Without the app's classes it checks what every store shares: each table
+/// opens and reads to the end, its metadata row decodes, every key is a row ID
+/// at or below the last row ID handed out, every record has its version byte
+/// (and, in checksummed stores, a matching checksum), every record is found
+/// again through its key (the index is intact), a pending save journal is
+/// whole, and every table the catalog lists is there. It adds what the backend
+/// itself finds (``StorageBackend/storageProblems()``): for a Tokyo Cabinet
+/// directory, every file that should be a class file and is not (random bytes,
+/// an empty file, a link), and Tokyo Cabinet's leftovers (a transaction log of
+/// a killed writer, a rebuild's temporary copy) with what to do.
 ///
-/// It opens the store read-only, alongside other readers, and writes nothing:
-/// it runs on a store it may only read, and never on a path that is not a store.
+/// It writes nothing: ``verify(path:)`` opens the store read-only, alongside
+/// other readers, so it runs on a store it may only read, and never on a path
+/// that is not a store.
 public enum StoreVerifier {
     /// One damaged thing, with where it is.
-    public struct Problem: Sendable, CustomStringConvertible {
-        public var location: RecordLocation
-        public var reason: String
-        public var description: String { "\(location): \(reason)" }
-    }
+    public typealias Problem = StorageProblem
 
     /// The problems found in the store at `path` (empty if none). Throws only if
     /// the store cannot be opened at all (not a store, a file in the way, locked by a writer).
@@ -31,20 +30,32 @@ public enum StoreVerifier {
         reading.createIfMissing = false
         let backend = try TokyoCabinetBackend(directory: path, options: reading)
         defer { backend.close() }
+        return try verify(backend)
+    }
+
+    /// The problems found in the store behind `backend`, any backend (empty if
+    /// none). A table that waits for a writer's recovery is not read (the
+    /// backend's problems say so).
+    ///
+    /// ```swift
+    /// let problems = try StoreVerifier.verify(MemoryBackend())
+    /// ```
+    public static func verify(_ backend: any StorageBackend) throws -> [Problem] {
+        let services = backend.services
         var problems: [Problem] = []
         do {
-            if let journal = try backend.readJournal() {
-                try SaveJournal.replay(journal, location: RecordLocation(file: backend.journalPath)) { _, _, _ in }
+            if let journal = try services.readJournal() {
+                try SaveJournal.replay(journal, location: RecordLocation(file: services.journalLocation)) { _, _, _ in }
             }
         } catch let error as CabinetError {     // damaged, or not a file (a link, a directory)
-            problems.append(Problem(location: error.location ?? RecordLocation(file: backend.journalPath), reason: "\(error)"))
+            problems.append(Problem(location: error.location ?? RecordLocation(file: services.journalLocation), reason: "\(error)"))
         }
         let format = try recordFormat(of: backend)
-        let entries = try StoreDirectory.entries(of: path)
-        problems += directoryProblems(entries, backend: backend)
+        problems += try backend.storageProblems()
         problems += try catalogProblems(backend)
-        for case .table(let name) in entries where !entries.contains(where: { $0.hasPendingTransaction(of: name) }) {
-            let location = RecordLocation(file: backend.filePath(forTable: name), className: name)
+        let awaitingRecovery = Set(try services.pendingRecovery().compactMap(\.table))
+        for name in try backend.tableNames() where !awaitingRecovery.contains(name) {
+            let location = RecordLocation(file: backend.location(ofTable: name), className: name)
             do {
                 let table = try backend.openTable(named: name)
                 try check(table, name: name, format: format, location: location, into: &problems)
@@ -55,41 +66,18 @@ public enum StoreVerifier {
         return problems
     }
 
-    /// Each table the store's catalog lists whose file is missing, or the catalog's damage.
-    private static func catalogProblems(_ backend: TokyoCabinetBackend) throws -> [Problem] {
+    /// Each table the store's catalog lists that is missing, or the catalog's damage.
+    private static func catalogProblems(_ backend: any StorageBackend) throws -> [Problem] {
         let catalog: StoreCatalog?
         do {
-            catalog = try backend.readCatalog()
+            catalog = try backend.services.readCatalog()
         } catch let error as CabinetError {
             return [Problem(location: error.location ?? RecordLocation(file: backend.path), reason: "\(error)")]
         }
         return try (catalog?.tables ?? [:]).keys.sorted().compactMap { name in
             guard try !backend.hasTable(named: name) else { return nil }
-            return Problem(location: RecordLocation(file: backend.filePath(forTable: name), className: name),
-                           reason: "the store's catalog lists this file but it is missing; restore it from a backup (`cabinet restore`)")
-        }
-    }
-
-    /// What is in the directory besides readable tables, each with what to do about it.
-    private static func directoryProblems(_ entries: [StoreDirectory.Entry], backend: TokyoCabinetBackend) -> [Problem] {
-        entries.compactMap { entry in
-            switch entry {
-            case .table, .transactionLog(_, _, pending: false):
-                return nil
-            case .transactionLog(let name, let table, pending: true):
-                return Problem(location: RecordLocation(file: backend.filePath(forTable: name), className: table),
-                               reason: "a transaction of \(table) did not finish (its writer was killed) and is kept in this log; \(table) is not checked until it is rolled back: open the store writable once (the app, or `cabinet compact`)")
-            case .rebuildTemporary(let name, let file):
-                let hasOriginal = entries.contains(.table(file))
-                let advice = hasOriginal
-                    ? "\(file) is still there, so this copy is not needed: delete it"
-                    : "\(file) is missing, so this may be its only copy: rename it to \(file) (or open the store writable, which recovers it)"
-                return Problem(location: RecordLocation(file: backend.filePath(forTable: name)),
-                               reason: "a leftover of a rebuild of \(file) (Tokyo Cabinet's optimize) that did not finish; \(advice)")
-            case .foreign(let name, let what):
-                return Problem(location: RecordLocation(file: backend.filePath(forTable: name)),
-                               reason: "\(what), where only class files belong: a class file of this name cannot be read. If it was a class file, restore it from a backup; if it is not part of the store, move it out of the store directory")
-            }
+            return Problem(location: RecordLocation(file: backend.location(ofTable: name), className: name),
+                           reason: "the store's catalog lists this table but it is missing; restore it from a backup (`cabinet restore`)")
         }
     }
 

@@ -19,7 +19,7 @@ struct ClassRegistrar {
     func open(_ type: StoredObject.Type, name: String) throws -> (any StorageTable, ClassMetadata) {
         let backend = store.backend
         if try !backend.hasTable(named: name), let listed = store.catalog?.tables[name] {
-            throw CabinetError.missingClassFile(RecordLocation(file: tableFile(name), className: name), classID: listed)
+            throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
         }
         let table = try backend.openTable(named: name)
         var metadata: ClassMetadata
@@ -46,10 +46,10 @@ struct ClassRegistrar {
     /// A store without a catalog gets one listing every table it has.
     func catalog(_ name: String, tag: UInt8?) throws {
         let backend = store.backend
-        guard !backend.isReadOnly, store.catalog?.tables[name] != .some(tag) else { return }
+        guard !backend.services.isReadOnly, store.catalog?.tables[name] != .some(tag) else { return }
         var catalog = try store.catalog ?? wholeCatalog()
         catalog.tables[name] = .some(tag)
-        try backend.writeCatalog(catalog)
+        try backend.services.writeCatalog(catalog)
         store.catalog = catalog
     }
 
@@ -75,11 +75,6 @@ struct ClassRegistrar {
         if next > metadata.lastRowID, try table.withValue(forRow: next, { _ in true }) != nil {
             throw CabinetError.malformedMetadata(location, reason: "row \(next) exists though the last row ID handed out is \(metadata.lastRowID); `cabinet verify` lists the rows beyond it")
         }
-    }
-
-    /// Where table `name` lives, for messages: every backend names a table by its path and the table's name.
-    private func tableFile(_ name: String) -> String {
-        store.backend.path + "/" + name
     }
 
     static func readMetadata(of table: any StorageTable, className: String?) throws -> ClassMetadata? {

@@ -77,7 +77,7 @@ extension ObjectStore {
         let name = ObjectStore.namedBuffersTableName
         if try !backend.hasTable(named: name) {
             if catalog?.tables[name] != nil {
-                throw CabinetError.missingClassFile(RecordLocation(file: path + "/" + name), classID: nil)
+                throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name)), classID: nil)
             }
             guard creating else { return nil }
         }
@@ -87,7 +87,7 @@ extension ObjectStore {
     }
 
     private func namedBufferLocation(_ name: String) -> RecordLocation {
-        RecordLocation(file: "\(path)/\(ObjectStore.namedBuffersTableName) [\(name)]")
+        RecordLocation(file: "\(backend.location(ofTable: ObjectStore.namedBuffersTableName)) [\(name)]")
     }
 
     private static func validateBufferName(_ name: String) throws {

@@ -34,7 +34,7 @@ extension ObjectStore {
         for entry in entries where !entry.inserted.isEmpty {
             try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
         }
-        if backend.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) > 1 {
+        if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) > 1 {
             try saveThroughJournal(entries)
         } else {
             try saveDirectly(entries)
@@ -97,16 +97,16 @@ extension ObjectStore {
         }
         let bytes = journal.encoded()
         guard bytes.count <= StorageLimits.largestValue else {
-            throw CabinetError.valueTooLarge(RecordLocation(file: path + "/" + TokyoCabinetBackend.journalFileName),
+            throw CabinetError.valueTooLarge(RecordLocation(file: backend.services.journalLocation),
                                              size: bytes.count, limit: StorageLimits.largestValue)
         }
         do {
-            try backend.writeJournal(bytes)
+            try backend.services.writeJournal(bytes)
         } catch {
             // The journal may be in place even so (renamed, then its directory failed
             // to flush): take it back, or this save would come back at the next open.
             // If it cannot be taken back, the save is decided and goes on.
-            if (try? backend.removeJournal()) != nil { throw error }
+            if (try? backend.services.removeJournal()) != nil { throw error }
         }
         // From here the journal is the save: it is replayed at the next open if need be.
         do {
@@ -115,7 +115,7 @@ extension ObjectStore {
             try settleFailedApply(failure, entries: entries)
         }
         do {
-            try backend.removeJournal()
+            try backend.services.removeJournal()
         } catch {
             // Every file has the save: the journal only repeats it. Replaying it is
             // harmless, and the next save (or open) removes it first.
@@ -130,7 +130,7 @@ extension ObjectStore {
     /// replayed at once, and only if that fails too does the save throw
     /// `saveNotFinished`, saying the next save, read or open finishes it.
     private func settleFailedApply(_ failure: JournalApplyFailure, entries: [ClassEntry]) throws {
-        if failure.committedTables == 0, (try? backend.removeJournal()) != nil {
+        if failure.committedTables == 0, (try? backend.services.removeJournal()) != nil {
             throw failure.error
         }
         journalAwaitsReplay = true
@@ -149,7 +149,7 @@ extension ObjectStore {
         var committed = 0
         var committing = false
         do {
-            let location = RecordLocation(file: path + "/" + TokyoCabinetBackend.journalFileName)
+            let location = RecordLocation(file: backend.services.journalLocation)
             try SaveJournal.replay(bytes, location: location) { name, key, value in
                 let table: any StorageTable
                 if let open = tables[name] {
@@ -158,7 +158,7 @@ extension ObjectStore {
                     // A class the catalog lists whose file is gone is not created again with
                     // only this save's records in it.
                     if try !backend.hasTable(named: name), let listed = catalog?.tables[name] {
-                        throw CabinetError.missingClassFile(RecordLocation(file: path + "/" + name, className: name), classID: listed)
+                        throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
                     }
                     table = try backend.openTable(named: name)
                     try table.beginTransaction()
@@ -181,7 +181,7 @@ extension ObjectStore {
 
     /// Finishes a save a crash (or a failed write) interrupted, from its journal.
     func recoverInterruptedSave() throws {
-        guard backend.needsJournal, let bytes = try backend.readJournal() else {
+        guard backend.services.needsJournal, let bytes = try backend.services.readJournal() else {
             journalAwaitsReplay = false
             return
         }
@@ -190,7 +190,7 @@ extension ObjectStore {
         } catch let failure as JournalApplyFailure {
             throw failure.error
         }
-        try backend.removeJournal()
+        try backend.services.removeJournal()
         journalAwaitsReplay = false
     }
 

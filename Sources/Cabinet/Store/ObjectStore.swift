@@ -126,10 +126,10 @@ public final class ObjectStore {
     /// ```
     public init(backend: any StorageBackend, options: Options = Options()) throws {
         // A reader may not finish what a killed writer left, and must not read half-written files.
-        if backend.isReadOnly {
-            let pending = try backend.pendingRecovery()
+        if backend.services.isReadOnly {
+            let pending = try backend.services.pendingRecovery()
             if !pending.isEmpty {
-                throw CabinetError.recoveryPending(path: backend.path, reason: pending.joined(separator: "; "))
+                throw CabinetError.recoveryPending(path: backend.path, reason: pending.map(\.description).joined(separator: "; "))
             }
         }
         self.backend = backend
@@ -138,10 +138,10 @@ public final class ObjectStore {
         useDetector = ConcurrentUseDetector(path: backend.path)
         resolver = ReferenceResolver(useDetector: useDetector)
         recordFormat = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
-        catalog = try backend.readCatalog()
+        catalog = try backend.services.readCatalog()
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
-        if !backend.isReadOnly { try recoverInterruptedSave() }
+        if !backend.services.isReadOnly { try recoverInterruptedSave() }
     }
 
     deinit {
@@ -184,7 +184,7 @@ public final class ObjectStore {
         metadata.checksummed = recordFormat == .checksummed
         let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata)
         // A checksummed store's metadata written before rows carried their own checksum gets one at the next save.
-        entry.metadataChanged = protect && !backend.isReadOnly
+        entry.metadataChanged = protect && !backend.services.isReadOnly
         entry.metadataVerified = verified
         entriesByName[name] = entry
         resolver.add(entry)

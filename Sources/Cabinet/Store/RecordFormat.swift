@@ -2,8 +2,8 @@
 ///
 /// New stores are `checksummed`; BNRPersistence stores (and any store that
 /// existed before Cabinet wrote a format marker) are `plain`. The choice is
-/// recorded in the store directory (`.cabinet-format`) and never changes for a
-/// store. See `docs/FORMAT.md`.
+/// recorded in the store's format marker (a Tokyo Cabinet store's
+/// `.cabinet-format`) and never changes for a store. See `docs/FORMAT.md`.
 ///
 /// ```swift
 /// // A new store that BNRPersistence itself can read:
@@ -65,18 +65,18 @@ extension RecordFormat {
     /// carry four bytes of garbage), and that is refused. `nil` for a store with no
     /// tables and no marker (a new one).
     static func stored(in backend: any StorageBackend) throws -> RecordFormat? {
-        if let marker = try backend.readFormatMarker() {
+        if let marker = try backend.services.readFormatMarker() {
             guard let format = RecordFormat(marker: marker) else {
                 throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker says '\(marker.trimmingCharacters(in: .whitespacesAndNewlines))', which this version of Cabinet does not know")
             }
             return format
         }
         guard try !backend.tableNames().isEmpty else { return nil }
-        let marker = TokyoCabinetBackend.formatFileName
+        let marker = backend.services.formatMarkerLocation
         if try ObjectStore.recordsCarryChecksums(backend) {
             throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, but its records carry checksums; restore the marker from a backup, or write the line 'cabinet-record-format checksummed' to it")
         }
-        if try backend.readCatalog() != nil {
+        if try backend.services.readCatalog() != nil {
             throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, though Cabinet wrote the store (it has a catalog); restore the marker from a backup")
         }
         return .plain
@@ -89,7 +89,7 @@ extension ObjectStore {
     static func recordFormat(of backend: any StorageBackend, asked: RecordFormat?) throws -> RecordFormat {
         if let format = try RecordFormat.stored(in: backend) {
             if let asked, asked != format {
-                let reason = try backend.readFormatMarker() == nil
+                let reason = try backend.services.readFormatMarker() == nil
                     ? "it has no format marker, so it is a plain (BNRPersistence) store, not \(asked.rawValue)"
                     : "it is a \(format.rawValue) store, not \(asked.rawValue)"
                 throw CabinetError.unsupportedFormat(path: backend.path, reason: reason)
@@ -97,7 +97,7 @@ extension ObjectStore {
             return format
         }
         let format = asked ?? .checksummed
-        try backend.writeFormatMarker(format.marker)
+        try backend.services.writeFormatMarker(format.marker)
         return format
     }
 }

@@ -10,8 +10,8 @@ import Musl
 /// flush the directory. Errors name the file and say what failed.
 package enum DirectoryFiles {
     /// The prefix of every temporary file Cabinet writes in a store directory.
-    /// Class names cannot start with a dot, so a temporary never collides with a
-    /// class file, and a writer removes any left over by a killed process.
+    /// Table names cannot start with a dot (see `TableName`), so a temporary never
+    /// collides with a table's file, and a writer removes any left over by a killed process.
     package static let temporaryPrefix = ".cabinet-tmp."
 
     package static func failure(_ operation: String, _ path: String, code: Int32 = errno) -> CabinetError {

@@ -1,10 +1,10 @@
-/// The list of tables a store holds, kept with the store and checksummed, so
-/// that a table whose file has gone missing is reported instead of being
-/// silently created again empty (and its class ID handed to another class).
+/// The list of tables a store holds, kept with the store (``StoreServices/readCatalog()``)
+/// and checksummed, so that a table that has gone missing is reported instead
+/// of being silently created again empty (and its tag handed to another table).
 ///
-/// Each table may carry a one-byte tag: the store records each class's class
-/// ID there, so an ID stays taken even while its file is missing. The storage
-/// layer keeps the tag without interpreting it.
+/// Each table may carry a one-byte tag: the layer above records an ID there
+/// that must stay taken even while the table is missing. The storage layer
+/// keeps the tag without interpreting it.
 ///
 /// Stored as text (see `docs/FORMAT.md`):
 /// ```
@@ -15,7 +15,7 @@
 /// crc32 8d4c7a1e
 /// ```
 public struct StoreCatalog: Sendable, Equatable {
-    /// Each table's name and tag (`nil`: no tag, as for the named buffers).
+    /// Each table's name and tag (`nil`: the table has no tag).
     public var tables: [String: UInt8?]
 
     public init(tables: [String: UInt8?] = [:]) {
@@ -40,7 +40,7 @@ public struct StoreCatalog: Sendable, Equatable {
     /// Decodes a catalog; throws ``CabinetError/malformedRecord(_:reason:)`` naming `file` if it is damaged.
     public init(encoded bytes: [UInt8], file: String) throws {
         func damaged(_ reason: String) -> CabinetError {
-            .malformedRecord(RecordLocation(file: file), reason: "the store's catalog is damaged (\(reason)); remove it and open the store as a writer to rebuild it from the class files")
+            .malformedRecord(RecordLocation(file: file), reason: "the store's catalog is damaged (\(reason)); remove it and open the store as a writer to rebuild it from the tables")
         }
         guard bytes.last == UInt8(ascii: "\n"), let split = bytes.dropLast().lastIndex(of: UInt8(ascii: "\n")) else {
             throw damaged("it has no checksum line")

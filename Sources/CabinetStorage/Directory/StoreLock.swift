@@ -11,7 +11,7 @@ import Darwin
 /// The lock is `flock` on the store directory itself, opened read-only: a
 /// reader needs no write permission, and no file in the directory can be
 /// removed or replaced to break the exclusion (a lock file could be). `flock`
-/// locks belong to the open file description, so a second `ObjectStore` on the
+/// locks belong to the open file description, so a second backend on the
 /// same directory in the same process is refused too, and the kernel drops the
 /// lock when the process dies, so a crash never leaves a store locked.
 ///

@@ -1,9 +1,9 @@
-/// The names a table (a class file, or the named buffers) may have: a table is
-/// a file in the store directory, so its name must not reach outside it nor
-/// collide with the files Cabinet and Tokyo Cabinet keep beside it.
+/// The names a table may have: a table may be a file in the store directory,
+/// so its name must not reach outside it nor collide with the files Cabinet and
+/// Tokyo Cabinet keep beside it. Every backend can rely on it.
 ///
-/// Checked where a name comes in: at `register` (a class's `storedName`) and in
-/// a save journal read from disk, whose table names are untrusted bytes.
+/// Checked where a name comes in: where the layer above names a new table, and
+/// in a save journal read from disk, whose table names are untrusted bytes.
 package enum TableName {
     /// Why `name` cannot name a table, or `nil` if it can.
     package static func problem(with name: String) -> String? {

@@ -1,6 +1,6 @@
 /// Little-endian integers and counted byte strings for the storage layer's own
-/// files (the save journal). The object layer's `DataBuffer` writes records;
-/// these two write and read the journal, which knows nothing of objects.
+/// files (the save journal). The layer above encodes its records its own way;
+/// these two write and read the journal, whose values are opaque bytes.
 struct ByteWriter: ~Copyable {
     // Raw memory grown by doubling, not an Array: a journaled save appends every
     // record here, and `Array.append(contentsOf:)` cost about 90 instructions a

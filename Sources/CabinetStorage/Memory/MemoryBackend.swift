@@ -2,25 +2,31 @@
 /// scratch stores that need no file.
 ///
 /// ```swift
-/// let store = try ObjectStore(backend: MemoryBackend())
-/// try store.register(Song.self)
+/// let backend = MemoryBackend(name: "scratch")
+/// let notes = try backend.openTable(named: "Notes")    // created empty
+/// print(notes.recordCount, try backend.tableNames())    // 0 ["Notes"]
 /// ```
 /// It behaves like ``TokyoCabinetBackend`` (transactions included), and its
-/// content is lost when the store closes.
-public final class MemoryBackend: StorageBackend {
+/// content lives as long as the backend. Nothing of it outlives the process, so
+/// it needs no journal, no lock and no recovery. It is also the smallest
+/// complete ``StorageBackend``, and its own ``StoreServices``.
+public final class MemoryBackend: StorageBackend, StoreServices {
     public let path: String
     private var tables: [String: MemoryTable] = [:]
     private var formatMarker: String?
     private var catalog: StoreCatalog?
+    private var journal: [UInt8]?
 
     /// A new, empty in-memory backend; `name` appears in error messages.
     public init(name: String = "memory") {
         path = name
     }
 
+    public var services: any StoreServices { self }
+
     public func openTable(named name: String) throws -> any StorageTable {
         if let table = tables[name] { return table }
-        let table = MemoryTable(path: path + "/" + name)
+        let table = MemoryTable(path: location(ofTable: name))
         tables[name] = table
         return table
     }
@@ -31,7 +37,40 @@ public final class MemoryBackend: StorageBackend {
 
     public func hasTable(named name: String) throws -> Bool { tables[name] != nil }
 
+    public func location(ofTable name: String) -> String { path + "/" + name }
+
+    /// Always empty: nothing but tables can be in an in-memory store.
+    public func storageProblems() throws -> [StorageProblem] { [] }
+
+    /// Copies `source` into a new set of tables, then takes them in one step: a
+    /// copy that fails part way leaves this store as it was. Tables handed out
+    /// before keep their old records; open them again.
+    public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
+        let copy = MemoryBackend(name: path)
+        try copy.copyContents(of: source, formatMarker: formatMarker)
+        (tables, self.formatMarker, catalog, journal) = (copy.tables, copy.formatMarker, copy.catalog, nil)
+    }
+
+    /// Does nothing: the content stays, for the next store opened on this backend.
     public func close() {}
+
+    // MARK: Services
+
+    /// Always `false`: only this process can reach the store, so there is no lock to share.
+    public var isReadOnly: Bool { false }
+
+    /// `false`: a save interrupted in memory dies with the memory, so it needs no journal.
+    public var needsJournal: Bool { false }
+
+    public var journalLocation: String { path + "/journal" }
+
+    public func writeJournal(_ bytes: [UInt8]) throws { journal = bytes }
+
+    public func readJournal() throws -> [UInt8]? { journal }
+
+    public func removeJournal() throws { journal = nil }
+
+    public var formatMarkerLocation: String { path + "/format" }
 
     public func readFormatMarker() throws -> String? { formatMarker }
 
@@ -41,10 +80,8 @@ public final class MemoryBackend: StorageBackend {
 
     public func writeCatalog(_ catalog: StoreCatalog) throws { self.catalog = catalog }
 
-    public var isReadOnly: Bool { false }
-
     /// Always empty: nothing of an in-memory store outlives a crash.
-    public func pendingRecovery() throws -> [String] { [] }
+    public func pendingRecovery() throws -> [PendingRecovery] { [] }
 }
 
 /// One in-memory table; transactions keep the values they replace so abort can put them back.
@@ -80,6 +117,12 @@ final class MemoryTable: StorageTable {
         remember(key)
         return values.removeValue(forKey: key) != nil
     }
+
+    /// Does nothing: a dictionary grows by itself.
+    func reserveCapacity(_ records: Int) throws {}
+
+    /// Does nothing: a dictionary keeps no free space.
+    func compact() throws {}
 
     private func remember(_ key: [UInt8]) {
         guard inTransaction, undoLog.index(forKey: key) == nil else { return }

@@ -1,162 +1,129 @@
-/// Where a store keeps its tables: one table per stored class, plus one for
-/// named buffers. ``TokyoCabinetBackend`` keeps each table in a Tokyo Cabinet
-/// hash database file; ``MemoryBackend`` keeps them in memory.
+/// Where a store keeps its tables, and (through ``services``) what it keeps
+/// beside them. ``TokyoCabinetBackend`` keeps each table in a Tokyo Cabinet
+/// hash database file of one directory; ``MemoryBackend`` keeps everything in
+/// memory, and is the smallest complete backend to read.
 ///
-/// The store talks to its backend only through this protocol and
-/// ``StorageTable``. Every method that can fail throws a ``CabinetError``
-/// that names the table; none traps on damaged data.
+/// The layer above talks to a store only through this protocol,
+/// ``StorageTable`` and ``StoreServices``; this is the whole contract. Every
+/// requirement must be implemented (there are no defaults), and every one that
+/// can fail throws a ``CabinetError`` that names where (a table's ``location(ofTable:)``,
+/// the store's ``path``); none traps on damaged data. A minimal backend's shape:
+/// ```swift
+/// final class KeyValueBackend: StorageBackend, StoreServices {
+///     let path: String                                   // "redis://host:6379/music"
+///     var services: any StoreServices { self }           // journal, marker, catalog kept beside the tables
+///     init(path: String) throws { ... }                  // connects, takes the store's lock (see StoreServices.isReadOnly)
+///
+///     func openTable(named name: String) throws -> any StorageTable { ... }   // creates it if missing
+///     func tableNames() throws -> [String] { ... }
+///     func hasTable(named name: String) throws -> Bool { ... }
+///     func location(ofTable name: String) -> String { path + "/" + name }
+///     func storageProblems() throws -> [StorageProblem] { [] }               // nothing but tables where they are kept
+///     func replaceContents(with source: any StorageBackend, formatMarker: String) throws { ... }
+///     func close() { ... }                               // closes the tables, releases the lock
+///     // StoreServices: isReadOnly, needsJournal, the journal, the format marker, the catalog, pendingRecovery()
+/// }
+/// ```
+/// Opening is the backend's own initializer (each needs its own address and
+/// options). It must take the store's lock before anything else (a store
+/// other processes can reach; see ``StoreServices/isReadOnly``), and a
+/// writable open must finish what a killed writer left inside the backend
+/// itself (a table's half-done transaction, an interrupted ``replaceContents(with:formatMarker:)``)
+/// before it returns; the journal's replay is the layer above's, through ``services``.
+///
+/// Table names are checked (`TableName`) before they reach a backend: 1 to
+/// 255 bytes, no leading dot, no `/`, newline or NUL, and no `.wal` or `.tmp.N`
+/// ending (Tokyo Cabinet's own files).
 public protocol StorageBackend: AnyObject {
-    /// Where the tables live (a directory path, or a name for in-memory stores).
+    /// Where the store is kept (a directory path, a URL, or a name for in-memory stores).
     var path: String { get }
 
-    /// Opens the table `name`, creating it if it does not exist.
+    /// The journal, format marker, catalog, lock and pending recovery of this
+    /// store: see ``StoreServices`` for why they are a protocol of their own.
+    var services: any StoreServices { get }
+
+    /// Opens the table `name`, creating it (empty, whole or not at all) if it
+    /// does not exist. Opening an open table returns the same table.
     ///
     /// Throws ``CabinetError/notADatabase(_:reason:)`` when something that is
-    /// not a table is in its place, ``CabinetError/storeLocked(path:pid:)`` when
-    /// another process holds it, ``CabinetError/backendFailure(_:operation:code:message:)`` otherwise.
+    /// not a table is in its place, ``CabinetError/readOnly(path:reason:)`` when
+    /// a read-only store would have to create it, ``CabinetError/storeClosed(path:)``
+    /// after ``close()``, and ``CabinetError/backendFailure(_:operation:code:message:)`` otherwise.
     func openTable(named name: String) throws -> any StorageTable
 
-    /// The names of the tables that exist, whether opened or not.
+    /// The names of the tables that exist, whether opened or not, sorted. Only
+    /// tables: never the services' own values, nor leftovers of interrupted work.
     func tableNames() throws -> [String]
 
     /// Whether anything is in table `name`'s place: a table, or (for a file
-    /// backend) a file that may be a damaged one. `false` means opening it would create it.
+    /// backend) a file that may be a damaged one. `false` means opening it would
+    /// create it, which the layer above refuses for a table its catalog lists.
     func hasTable(named name: String) throws -> Bool
+
+    /// Where table `name` is or would be kept, for messages (a file's path, a
+    /// key's name), without opening it: the ``StorageTable/path`` it opens with.
+    func location(ofTable name: String) -> String
+
+    /// What `cabinet verify` reports that only the backend can see, each with
+    /// what to do about it: anything in the store's place that is neither a
+    /// table nor one of the services' values (a foreign file, a link), and
+    /// leftovers of interrupted work (a table's unfinished transaction, a
+    /// half-written copy). Empty for a store that holds only what it should.
+    /// It only looks, writing nothing; it does not read the tables' records
+    /// (the layer above does, through ``openTable(named:)``).
+    func storageProblems() throws -> [StorageProblem]
+
+    /// Replaces everything this store holds with a copy of `source`: its tables
+    /// and their records (tables `source` lacks are removed), its catalog (or
+    /// none, if `source` has none), and `formatMarker` as the format marker (the
+    /// layer above decides it: `source` may have none and still have a format).
+    /// Any journal is removed. This is a restore, and a backup into an existing backend.
+    ///
+    /// All or nothing, even if the process dies at any instant: until the
+    /// replacement is decided the store is as it was; once it is, the next
+    /// writable open finishes it and a read-only open refuses the store
+    /// (Tokyo Cabinet copies `source` into a folder inside the store, renames
+    /// it to decide, then moves the files in). `source` is only read; its
+    /// ``StoreServices/pendingRecovery()`` must be empty. Tables of this store
+    /// that were open are closed: open them again.
+    func replaceContents(with source: any StorageBackend, formatMarker: String) throws
 
     /// Closes every table and releases the store's lock. Calling it twice does nothing.
     func close()
+}
 
-    /// Whether the tables outlive the process, so that a save touching several of
-    /// them must go through a journal (see `SaveJournal`) to stay all-or-nothing.
-    var needsJournal: Bool { get }
+/// One thing wrong in a store, with where it is: see ``StorageBackend/storageProblems()``.
+public struct StorageProblem: Sendable, CustomStringConvertible {
+    public var location: RecordLocation
+    /// What is wrong and what to do about it.
+    public var reason: String
+    public var description: String { "\(location): \(reason)" }
 
-    /// Stores the journal so that it becomes visible whole or not at all.
-    func writeJournal(_ bytes: [UInt8]) throws
-
-    /// The journal left by a save that may not have finished, if any.
-    func readJournal() throws -> [UInt8]?
-
-    /// Removes the journal once its save is applied.
-    func removeJournal() throws
-
-    /// The store's format marker (see ``RecordFormat``), or `nil` if it has none.
-    func readFormatMarker() throws -> String?
-
-    /// Records the store's format marker.
-    func writeFormatMarker(_ text: String) throws
-
-    /// The store's catalog of tables, or `nil` if it has none (a store written by
-    /// BNRPersistence or an older Cabinet). Throws if it is damaged.
-    func readCatalog() throws -> StoreCatalog?
-
-    /// Replaces the store's catalog, whole or not at all.
-    func writeCatalog(_ catalog: StoreCatalog) throws
-
-
-    /// Whether the backend only reads: it writes nothing, not even to recover.
-    var isReadOnly: Bool { get }
-
-    /// What a writable open must finish (replay a journal, roll back a file's
-    /// interrupted transaction) before the tables read consistently, in words;
-    /// empty when nothing is pending. A read-only ``ObjectStore`` refuses to open
-    /// while it is not empty (``CabinetError/recoveryPending(path:reason:)``).
-    /// ```swift
-    /// var reading = TokyoCabinetBackend.Options(); reading.readOnly = true
-    /// let backend = try TokyoCabinetBackend(directory: "/tmp/music", options: reading)
-    /// for work in try backend.pendingRecovery() { print("a writable open will finish: \(work)") }
-    /// ```
-    func pendingRecovery() throws -> [String]
+    public init(location: RecordLocation, reason: String) {
+        self.location = location
+        self.reason = reason
+    }
 }
 
 extension StorageBackend {
-    public var needsJournal: Bool { false }
-    public func writeJournal(_ bytes: [UInt8]) throws {}
-    public func readJournal() throws -> [UInt8]? { nil }
-    public func removeJournal() throws {}
-}
-
-/// One table of byte-string keys and values.
-///
-/// Reads hand the value to a closure for the duration of the call, so a
-/// read loop copies each record once and allocates nothing per record.
-public protocol StorageTable: AnyObject {
-    /// The table's file (or name), used in error messages.
-    var path: String { get }
-
-    /// The number of records (every key, whatever the layer above keeps there).
-    var recordCount: Int { get }
-
-    /// The bytes the table occupies where it is kept: a file's size, free space
-    /// included, or what an in-memory or remote table holds. For `cabinet info`.
-    var byteCount: UInt64 { get }
-
-    /// Calls `body` with the value stored under `key`, or returns `nil` if there is none.
-    func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
-
-    /// Stores `value` under `key`, replacing any previous value.
-    func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws
-
-    /// Removes the value under `key`; returns whether there was one.
-    @discardableResult
-    func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool
-
-    /// Prepares the table to hold about `records` records, before a save that
-    /// will bring it there (a hash table grows its buckets). Called outside any
-    /// transaction. Tables that need no preparation do nothing.
-    func reserveCapacity(_ records: Int) throws
-
-    /// Rewrites the table without free space. Tables that have none do nothing.
-    func compact() throws
-
-    /// Calls `body` with each key and value, in the table's own order, until it returns `false`.
-    /// The table must not be changed while this runs.
-    func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
-
-    /// Starts a transaction: changes until ``commitTransaction()`` become visible
-    /// together, or not at all after ``abortTransaction()``.
-    func beginTransaction() throws
-    /// Makes the transaction's changes permanent. If it throws, none of them
-    /// were made: the table has rolled the transaction back, and the next
-    /// ``beginTransaction()`` starts afresh.
-    func commitTransaction() throws
-    /// Discards the transaction's changes.
-    func abortTransaction() throws
-}
-
-extension StorageTable {
-    public func reserveCapacity(_ records: Int) throws {}
-    public func compact() throws {}
-
-    /// Calls `body` with the value under a 4-byte little-endian row key.
-    @inlinable
-    package func withValue<R>(forRow rowID: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try withUnsafeBytes(of: rowID.littleEndian) { try withValue(forKey: $0, body) }
-    }
-
-    package func setValue(_ value: UnsafeRawBufferPointer, forRow rowID: UInt32) throws {
-        try withUnsafeBytes(of: rowID.littleEndian) { try setValue(value, forKey: $0) }
-    }
-
-    @discardableResult
-    package func removeValue(forRow rowID: UInt32) throws -> Bool {
-        try withUnsafeBytes(of: rowID.littleEndian) { try removeValue(forKey: $0) }
-    }
-
-    /// Stores `value` under `key`, or removes the key when `value` is `nil`.
-    package func apply(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer) throws {
-        if let value { try setValue(value, forKey: key) } else { try removeValue(forKey: key) }
-    }
-
-    /// Runs `body` in one transaction: committed if it returns, aborted if it throws.
-    package func transaction<R>(_ body: () throws -> R) throws -> R {
-        try beginTransaction()
-        do {
-            let result = try body()
-            try commitTransaction()
-            return result
-        } catch {
-            try? abortTransaction()
-            throw error
+    /// Copies `source`'s tables record by record, its catalog and `formatMarker`
+    /// into this backend, which should be new and empty: the marker first, then
+    /// the tables (one transaction each), and the catalog last, after the tables
+    /// it lists, as a store writes them. Not all-or-nothing by itself: callers
+    /// copy into a store that is not yet in place (see ``replaceContents(with:formatMarker:)``).
+    package func copyContents(of source: any StorageBackend, formatMarker: String) throws {
+        try services.writeFormatMarker(formatMarker)
+        for name in try source.tableNames() {
+            let from = try source.openTable(named: name)
+            let to = try openTable(named: name)
+            try to.reserveCapacity(from.recordCount)
+            try to.transaction {
+                try from.forEach { key, value in
+                    try to.setValue(value, forKey: key)
+                    return true
+                }
+            }
         }
+        if let catalog = try source.services.readCatalog() { try services.writeCatalog(catalog) }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// Files an interrupted operation leaves in a store directory, and how a writer
 /// tidies them when it opens the store.
 extension TokyoCabinetBackend {
-    /// Whether `name` is a file Tokyo Cabinet keeps beside a class file, never a class of its own:
+    /// Whether `name` is a file Tokyo Cabinet keeps beside a table's file, never a table of its own:
     /// its write-ahead log (`Song.wal`) or a temporary of its optimize (`Song.tmp.<n>`).
     static func isLeftover(_ name: String) -> Bool {
         name.hasSuffix(".wal") || TableName.isRebuildTemporary(name)
@@ -16,7 +16,7 @@ extension TokyoCabinetBackend {
     /// so when `Song` is missing the temporary is the only copy and becomes
     /// `Song`; otherwise it is a partial copy and goes.
     static func tidyLeftovers(in directory: String) throws {
-        for name in try StoreDirectory.allNames(in: directory) {
+        for name in try TokyoCabinetDirectory.allNames(in: directory) {
             let path = directory + "/" + name
             if name.hasPrefix(DirectoryFiles.temporaryPrefix) {
                 try DirectoryFiles.remove(path)

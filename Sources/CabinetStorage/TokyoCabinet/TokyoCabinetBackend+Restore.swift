@@ -1,11 +1,12 @@
 import CTokyoCabinet
 import Foundation
 
-/// The second half of a restore: moving a complete copy of a backup into the
-/// store directory. A restore first writes the copy into `.cabinet-restore.partial`,
-/// then renames it to `.cabinet-restore`; that rename decides the restore. From
-/// then on every step here can be repeated, so if the process dies part way the
-/// next writer to open the store finishes it, and a reader is told to wait.
+/// The second half of a restore (``TokyoCabinetBackend/replaceContents(with:formatMarker:)``):
+/// moving a complete copy into the store directory. A restore first writes the
+/// copy into `.cabinet-restore.partial`, then renames it to `.cabinet-restore`;
+/// that rename decides the restore. From then on every step here can be
+/// repeated, so if the process dies part way the next writer to open the store
+/// finishes it, and a reader is told to wait.
 extension TokyoCabinetBackend {
     /// The folder inside a store that holds a decided restore's files.
     package static let restoreStagingName = ".cabinet-restore"
@@ -19,7 +20,7 @@ extension TokyoCabinetBackend {
 
     /// Moves the restore folder's files into place, removes the store's tables
     /// the backup does not have and any save journal, then removes the folder.
-    package func finishRestore() throws {
+    func finishRestore() throws {
         let staging = restoreStagingPath
         guard restorePending else { return }
         try checkWritableForRecovery("a restore was interrupted")
@@ -45,7 +46,7 @@ extension TokyoCabinetBackend {
             if DirectoryFiles.exists(marker) {
                 try DirectoryFiles.replace(path + "/" + TokyoCabinetBackend.formatFileName, with: marker, directory: path, sync: false)
             }
-            // The backup's catalog, or none: the store's own would list classes the backup lacks.
+            // The backup's catalog, or none: the store's own would list tables the backup lacks.
             let catalog = staging + "/" + TokyoCabinetBackend.catalogFileName
             if !names.contains(TokyoCabinetBackend.catalogFileName) {
                 try DirectoryFiles.remove(path + "/" + TokyoCabinetBackend.catalogFileName)
@@ -55,7 +56,7 @@ extension TokyoCabinetBackend {
             try DirectoryFiles.syncDirectory(path)
         }
         // Everything but the manifest first: a folder without one has nothing left to move.
-        for name in try StoreDirectory.allNames(in: staging) where name != TokyoCabinetBackend.restoreManifestName {
+        for name in try TokyoCabinetDirectory.allNames(in: staging) where name != TokyoCabinetBackend.restoreManifestName {
             try DirectoryFiles.remove(staging + "/" + name)
         }
         try DirectoryFiles.remove(manifestPath)
@@ -73,7 +74,7 @@ extension TokyoCabinetBackend {
         var status = stat()
         guard lstat(staging, &status) == 0 else { throw DirectoryFiles.failure("inspect", staging) }
         guard (status.st_mode & S_IFMT) == S_IFDIR else { throw refuse("is not a directory (a link?)") }
-        for name in try StoreDirectory.allNames(in: staging) {
+        for name in try TokyoCabinetDirectory.allNames(in: staging) {
             guard lstat(staging + "/" + name, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
                 throw refuse("holds '\(name)', which is not a regular file")
             }
@@ -104,7 +105,7 @@ extension TokyoCabinetBackend {
     }
 
     /// Flushes every open table and the directory to the disk.
-    package func syncAll() throws {
+    func syncAll() throws {
         for table in tables.values { try table.sync() }
         try DirectoryFiles.syncDirectory(path)
     }

@@ -5,16 +5,19 @@ import Foundation
 /// all in one store directory: the layout BNRPersistence used, so its stores
 /// open here and Cabinet's stores keep its format (see `docs/FORMAT.md`).
 ///
-/// ``ObjectStore/init(path:options:)`` creates one for you; make one yourself
-/// to tune the files Cabinet creates:
+/// Opening a store by its path opens one of these; make one yourself to tune
+/// the files Cabinet creates:
 /// ```swift
 /// var tuning = TokyoCabinetBackend.Options()
-/// tuning.bucketCount = 2_000_003      // for a class of about a million objects
-/// let store = try ObjectStore(backend: TokyoCabinetBackend(directory: "/tmp/music", options: tuning))
+/// tuning.bucketCount = 2_000_003      // for a table of about a million records
+/// let backend = try TokyoCabinetBackend(directory: "/tmp/music", options: tuning)
 /// ```
 /// The directory is locked while the backend is open: a second writer, in
-/// this process or another, gets ``CabinetError/storeLocked(path:pid:)``.
-public final class TokyoCabinetBackend: StorageBackend {
+/// this process or another, gets ``CabinetError/storeLocked(path:pid:)``. The
+/// services (journal, format marker, catalog) are files beside the tables, each
+/// written under a temporary name and renamed into place; the backend is its
+/// own ``StoreServices``.
+public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     /// Tuning for newly created files (existing files keep their own), and durability.
     public struct Options: Sendable, Equatable {
         /// The number of hash buckets of a new file. A file's buckets grow by
@@ -26,7 +29,7 @@ public final class TokyoCabinetBackend: StorageBackend {
         /// The free-block pool holds 2^freeBlockPoolPower entries.
         public var freeBlockPoolPower: Int8 = 10
         /// How many bytes of each file are memory-mapped. Beyond it Tokyo Cabinet
-        /// reads and writes with a system call per record, which made a 10M-object
+        /// reads and writes with a system call per record, which made a 10M-record
         /// save 2.5 times slower; mapping costs address space, not memory, and
         /// scans hand their pages back as they go.
         public var mappedSize: Int64 = 1 << 30
@@ -65,8 +68,9 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// Throws ``CabinetError/notADirectory(path:)`` if a file is in the way,
     /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not,
     /// and ``CabinetError/storeLocked(path:pid:)`` if another writer has it open.
-    /// A writable open rolls back any class file's transaction a killed writer
-    /// left half-done; a read-only open leaves that to a writer (see ``pendingRecovery()``).
+    /// A writable open finishes a restore that was decided (see ``replaceContents(with:formatMarker:)``)
+    /// and rolls back any table file's transaction a killed writer left half-done;
+    /// a read-only open leaves that to a writer (see ``pendingRecovery()``).
     public init(directory: String, options: Options = Options()) throws {
         path = directory
         self.options = options
@@ -91,8 +95,8 @@ public final class TokyoCabinetBackend: StorageBackend {
                 try TokyoCabinetBackend.tidyLeftovers(in: directory)
                 lock?.recordOwner()
                 // Opening a file as a writer makes Tokyo Cabinet roll its transaction back;
-                // a file that fails to open is reported when its class registers.
-                for table in try StoreDirectory.interruptedTransactions(in: directory) { _ = try? openTable(named: table) }
+                // a file that fails to open is reported when it is opened again.
+                for table in try TokyoCabinetDirectory.interruptedTransactions(in: directory) { _ = try? openTable(named: table) }
             }
         } catch {
             close()
@@ -103,7 +107,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// Throws unless the directory is a store: it has a format marker or a Tokyo Cabinet file.
     private func requireStore() throws {
         if DirectoryFiles.exists(path + "/" + TokyoCabinetBackend.formatFileName) { return }
-        let entries = try StoreDirectory.entries(of: path)
+        let entries = try TokyoCabinetDirectory.entries(of: path)
         if entries.contains(where: \.isTokyoCabinetFile) { return }
         let reason = entries.isEmpty ? "the directory is empty"
             : "it has no \(TokyoCabinetBackend.formatFileName) marker and none of its \(entries.count) files is a Tokyo Cabinet file"
@@ -133,7 +137,7 @@ public final class TokyoCabinetBackend: StorageBackend {
     /// Tokyo Cabinet files in the directory: regular files whose first bytes are
     /// Tokyo Cabinet's magic. Dot files and anything else are left alone.
     public func tableNames() throws -> [String] {
-        let names = try StoreDirectory.allNames(in: path)
+        let names = try TokyoCabinetDirectory.allNames(in: path)
         // Never open and close a file this process has open: closing any descriptor of a
         // file drops all of the process's fcntl locks on it, Tokyo Cabinet's included.
         return names.filter { name in
@@ -146,80 +150,9 @@ public final class TokyoCabinetBackend: StorageBackend {
         tables[name] != nil || DirectoryFiles.exists(filePath(forTable: name))
     }
 
-    public var needsJournal: Bool { true }
+    public func location(ofTable name: String) -> String { filePath(forTable: name) }
 
-    /// The file that records the store's record format.
-    public static let formatFileName = ".cabinet-format"
-
-    public func readFormatMarker() throws -> String? {
-        try JournalFile.read(path + "/" + TokyoCabinetBackend.formatFileName).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    private func checkWritable(_ reason: String) throws {
-        if options.readOnly { throw CabinetError.readOnly(path: path, reason: reason) }
-    }
-
-    public func writeFormatMarker(_ text: String) throws {
-        try checkWritable("a new store needs its format marker written")
-        let final = path + "/" + TokyoCabinetBackend.formatFileName
-        try JournalFile.writeWhole(Array(text.utf8), to: final, directory: path, sync: options.syncOnCommit)
-    }
-
-    /// The file that lists the store's tables (see ``StoreCatalog``).
-    public static let catalogFileName = ".cabinet-catalog"
-
-    public func readCatalog() throws -> StoreCatalog? {
-        let file = path + "/" + TokyoCabinetBackend.catalogFileName
-        return try JournalFile.read(file).map { try StoreCatalog(encoded: $0, file: file) }
-    }
-
-    public func writeCatalog(_ catalog: StoreCatalog) throws {
-        try checkWritable("the store's catalog needs to be written")
-        let final = path + "/" + TokyoCabinetBackend.catalogFileName
-        try JournalFile.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit)
-    }
-
-    public var isReadOnly: Bool { options.readOnly }
-
-    /// The journal of a save in progress (see `docs/FORMAT.md`).
-    public static let journalFileName = ".cabinet-journal"
-
-    package var journalPath: String { path + "/" + TokyoCabinetBackend.journalFileName }
-
-    /// Writes the journal beside its final name and renames it into place, so a
-    /// reader sees a whole journal or none. With `syncOnCommit`, the file and the
-    /// directory are flushed to the disk first.
-    public func writeJournal(_ bytes: [UInt8]) throws {
-        try checkWritable("a save needs to write")
-        try JournalFile.writeWhole(bytes, to: journalPath, directory: path, sync: options.syncOnCommit)
-    }
-
-    public func readJournal() throws -> [UInt8]? {
-        // A leftover temporary is a journal that never became one; a reader writes nothing, so leaves it.
-        if !options.readOnly { try? DirectoryFiles.remove(journalPath + ".tmp") }
-        return try JournalFile.read(journalPath)
-    }
-
-
-    /// What a writable open must finish before the files read consistently: a
-    /// save's journal to replay, and each class file whose transaction a killed
-    /// writer left half-done (its `.wal`, which Tokyo Cabinet would roll back, and
-    /// write, at the first open, even a reader's). Empty when there is nothing.
-    public func pendingRecovery() throws -> [String] {
-        var pending: [String] = []
-        if DirectoryFiles.exists(journalPath) {
-            pending.append("a journal, \(TokyoCabinetBackend.journalFileName), of a save that changed several files")
-        }
-        for table in try StoreDirectory.interruptedTransactions(in: path) {
-            pending.append("\(table).wal, a transaction of \(table) that did not finish")
-        }
-        return pending
-    }
-
-    public func removeJournal() throws {
-        try DirectoryFiles.remove(journalPath)
-        if options.syncOnCommit { try DirectoryFiles.syncDirectory(path) }
-    }
+    public var services: any StoreServices { self }
 
     public func close() {
         for table in tables.values { table.close() }

@@ -4,7 +4,7 @@ import CTokyoCabinet
 ///
 /// Tokyo Cabinet's own `tchdboptimize` writes `Name.tmp.<n>`, unlinks `Name`,
 /// then renames: a process killed between the two leaves the store without the
-/// class. Cabinet writes the new file under a temporary name, closes it, and
+/// table. Cabinet writes the new file under a temporary name, closes it, and
 /// renames it over the old one, which replaces it atomically: killed at any
 /// point, the directory holds the old file or the new one, whole.
 extension TokyoCabinetTable {

@@ -52,7 +52,7 @@ final class TokyoCabinetTable: StorageTable {
         self.name = name
         self.path = directory + "/" + name
         self.options = options
-        try StoreDirectory.refuseLinks(forTable: path)
+        try TokyoCabinetDirectory.refuseLinks(forTable: path)
         // Read before Tokyo Cabinet's open, which rolls the header back with the rest.
         let failedWriteInterrupted = !options.readOnly && TokyoCabinetTable.hadFailedWrite(path)
         handle = try TokyoCabinetTable.openHandle(path: path, options: options)
@@ -70,7 +70,7 @@ final class TokyoCabinetTable: StorageTable {
     /// the rollback (see ``repairIndexAfterFailedTransaction()``), which is then done
     /// once the file is open. A rebuilt file starts without the flag.
     private static func hadFailedWrite(_ path: String) -> Bool {
-        guard let flags = StoreDirectory.headerFlags(of: path) else { return false }
+        guard let flags = TokyoCabinetDirectory.headerFlags(of: path) else { return false }
         return flags & UInt8(HDBFFATAL) != 0
     }
 
@@ -133,7 +133,7 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     static func hasMagic(atPath path: String) -> Bool {
-        StoreDirectory.hasMagic(atPath: path)   // follows no link, opens no FIFO
+        TokyoCabinetDirectory.hasMagic(atPath: path)   // follows no link, opens no FIFO
     }
 
     func failure(_ operation: String) -> CabinetError {

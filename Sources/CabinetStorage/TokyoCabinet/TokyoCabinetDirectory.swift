@@ -2,15 +2,15 @@ import Foundation
 
 /// What the files of a Tokyo Cabinet store directory are, told apart without
 /// following a link and without opening anything but regular files (a FIFO
-/// named like a class must not hang a scan, a link must not be read through).
+/// named like a table must not hang a scan, a link must not be read through).
 ///
 /// Used to decide whether a directory is a store at all, what a reader must
-/// refuse (an interrupted transaction it may not roll back), and what
-/// `cabinet verify` reports.
-package enum StoreDirectory {
+/// refuse (an interrupted transaction it may not roll back), and what the
+/// backend's ``TokyoCabinetBackend/storageProblems()`` reports.
+package enum TokyoCabinetDirectory {
     /// One non-dot entry of a store directory.
     package enum Entry: Equatable {
-        /// A Tokyo Cabinet file: a class file or the named buffers.
+        /// A Tokyo Cabinet file: a table.
         case table(String)
         /// `<table>.wal`, Tokyo Cabinet's transaction log of `table`; `pending` when it
         /// holds a transaction to roll back (the writer was killed inside it).
@@ -105,7 +105,7 @@ package enum StoreDirectory {
 
     /// The tables of `directory` whose interrupted transaction a writable open rolls back.
     package static func interruptedTransactions(in directory: String) throws -> [String] {
-        // Every open checks this: look at the logs only, not into every class file.
+        // Every open checks this: look at the logs only, not into every table's file.
         try names(in: directory).filter { $0.hasSuffix(".wal") }.compactMap { name in
             if case .transactionLog(_, let table, true) = classify(name, in: directory) { return table }
             return nil
@@ -131,7 +131,7 @@ package enum StoreDirectory {
         return Array(bytes.prefix(read))
     }
 
-    /// Refuses a class file (or its transaction log) that is a link: Tokyo Cabinet
+    /// Refuses a table's file (or its transaction log) that is a link: Tokyo Cabinet
     /// opens both by path, and would read, fill or truncate whatever the link points at.
     package static func refuseLinks(forTable path: String) throws {
         for file in [path, path + ".wal"] {

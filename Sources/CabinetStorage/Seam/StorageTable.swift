@@ -1,0 +1,113 @@
+/// One table of byte-string keys and values, opened by ``StorageBackend/openTable(named:)``.
+///
+/// Reads hand the value to a closure for the duration of the call, so a read
+/// loop copies each record once and allocates nothing per record. Every
+/// requirement must be implemented; none has a default, so a wrapper cannot
+/// silently drop one:
+/// ```swift
+/// final class MyTable: StorageTable {
+///     let path: String                       // for messages: "/tmp/music/Song", "redis://host/music:Song"
+///     var recordCount: Int { ... }
+///     var byteCount: UInt64 { ... }
+///     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? { ... }
+///     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws { ... }
+///     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { ... }
+///     func reserveCapacity(_ records: Int) throws {}   // nothing to prepare
+///     func compact() throws {}                         // no free space to give back
+///     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { ... }
+///     func beginTransaction() throws { ... }
+///     func commitTransaction() throws { ... }
+///     func abortTransaction() throws { ... }
+/// }
+/// ```
+/// A failure throws a ``CabinetError`` naming ``path``: damage as
+/// ``CabinetError/malformedRecord(_:reason:)``, a failure of the medium as
+/// ``CabinetError/backendFailure(_:operation:code:message:)``, a write to a
+/// read-only store as ``CabinetError/readOnly(path:reason:)``. None traps on
+/// damaged data. Keys and values are at most ``StorageLimits/largestValue`` bytes.
+public protocol StorageTable: AnyObject {
+    /// Where the table is kept (a file's path, or a name), used in error messages.
+    var path: String { get }
+
+    /// The number of records (every key, whatever the layer above keeps there).
+    var recordCount: Int { get }
+
+    /// The bytes the table occupies where it is kept: a file's size, free space
+    /// included, or what an in-memory or remote table holds. For `cabinet info`.
+    var byteCount: UInt64 { get }
+
+    /// Calls `body` with the value stored under `key`, or returns `nil` if there
+    /// is none. The bytes are valid only during `body`; an error `body` throws
+    /// is rethrown as it is.
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+
+    /// Stores `value` under `key`, replacing any previous value. An empty value
+    /// is a value (its base address may be `nil`). Inside a transaction the
+    /// change becomes visible to other opens only at the commit.
+    func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws
+
+    /// Removes the value under `key`; returns whether there was one (none is not an error).
+    @discardableResult
+    func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool
+
+    /// Prepares the table to hold about `records` records, before a save that
+    /// will bring it there (a hash file grows its buckets). Called outside any
+    /// transaction; it changes no record, and if it throws the table is as it
+    /// was. A table that needs no preparation implements it as an empty method.
+    func reserveCapacity(_ records: Int) throws
+
+    /// Rewrites the table without free space (and rebuilds its index), for
+    /// `cabinet compact`: whole or not at all, even if the process dies part
+    /// way, and with every record kept. Called outside any transaction. A table
+    /// that has no free space implements it as an empty method.
+    func compact() throws
+
+    /// Calls `body` with each key and value, in the table's own order, until it
+    /// returns `false`; an error `body` throws ends the scan and is rethrown.
+    /// The table must not be changed while this runs; other tables may be read.
+    func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
+
+    /// Starts a transaction: changes until ``commitTransaction()`` become visible
+    /// together, or not at all after ``abortTransaction()`` or a crash, whenever
+    /// the process dies (the next open rolls back what a killed writer left).
+    /// One transaction at a time per table; a read-only table throws.
+    func beginTransaction() throws
+    /// Makes the transaction's changes permanent. If it throws, none of them
+    /// were made: the table has rolled the transaction back, and the next
+    /// ``beginTransaction()`` starts afresh.
+    func commitTransaction() throws
+    /// Discards the transaction's changes. If it throws, the table still ends
+    /// up without them (at the latest at its next open).
+    func abortTransaction() throws
+}
+
+extension StorageTable {
+    /// Calls `body` with the value under a 4-byte little-endian row key.
+    @inlinable
+    package func withValue<R>(forRow rowID: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withUnsafeBytes(of: rowID.littleEndian) { try withValue(forKey: $0, body) }
+    }
+
+    /// Stores `value` under a 4-byte little-endian row key.
+    package func setValue(_ value: UnsafeRawBufferPointer, forRow rowID: UInt32) throws {
+        try withUnsafeBytes(of: rowID.littleEndian) { try setValue(value, forKey: $0) }
+    }
+
+    /// Stores `value` under `key`, or removes the key when `value` is `nil`.
+    package func apply(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer) throws {
+        if let value { try setValue(value, forKey: key) } else { try removeValue(forKey: key) }
+    }
+
+    /// Runs `body` in one transaction: committed if it returns, aborted if it throws.
+    package func transaction<R>(_ body: () throws -> R) throws -> R {
+        try beginTransaction()
+        do {
+            let result = try body()
+            try commitTransaction()
+            return result
+        } catch {
+            try? abortTransaction()
+            throw error
+        }
+    }
+}

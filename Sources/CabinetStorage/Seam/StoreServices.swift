@@ -1,0 +1,117 @@
+/// What a store keeps beside its tables: the save journal, the format marker,
+/// the catalog of tables, the lock that keeps it to one writer, and the
+/// recovery an interrupted writer left to finish. A ``StorageBackend`` vends
+/// them as its ``StorageBackend/services``.
+///
+/// They are a protocol of their own, not more requirements of
+/// ``StorageBackend``, because they are another kind of thing with another
+/// contract: each one is a small named value written whole or not at all,
+/// where a table is many records changed in transactions. Code that needs only
+/// them (the record format, the journal's replay) takes only them, and a
+/// wrapper that changes how tables behave (counting reads, failing writes)
+/// forwards them with one line. A backend that keeps them with its tables
+/// returns itself:
+/// ```swift
+/// extension MyBackend: StoreServices { ... }      // the journal, marker and catalog as keys of MyBackend's store
+/// var services: any StoreServices { self }
+/// ```
+///
+/// **What every requirement must guarantee**
+/// - *Whole or not at all*: each write (journal, marker, catalog) replaces the
+///   old value atomically. A reader, in this process or another, and the next
+///   open after a crash at any instant, sees the old value or the new one,
+///   never a mix or a prefix (a file backend writes a temporary and renames it).
+/// - *Durability*: a write has reached where the store lives when it returns;
+///   a backend that promises power-loss durability (Tokyo Cabinet's
+///   `syncOnCommit`) has also flushed it to the disk.
+/// - *Read-only*: while ``isReadOnly``, nothing is written, not even to tidy up:
+///   writes throw ``CabinetError/readOnly(path:reason:)``; reads still work.
+/// - *Errors*: damage is thrown as ``CabinetError/malformedRecord(_:reason:)``
+///   naming where the value is kept; a failure of the medium (a full disk, a
+///   lost connection) as ``CabinetError/backendFailure(_:operation:code:message:)``.
+///   Nothing traps on damaged data.
+public protocol StoreServices: AnyObject {
+    /// How this open holds the store's lock: `false` as its one writer, `true`
+    /// as one of any number of readers.
+    ///
+    /// The lock is taken when the backend opens, for as long as it is open:
+    /// while a writer has the store, another open (writer or reader, in this
+    /// process or another) throws ``CabinetError/storeLocked(path:pid:)`` at once,
+    /// and while readers have it, a writer's open does. ``StorageBackend/close()``
+    /// releases it, and so must the death of the process that held it (a lock a
+    /// crash leaves behind would lock the store for good). A store only one
+    /// process can reach (in memory) needs no lock.
+    var isReadOnly: Bool { get }
+
+    /// Whether the tables outlive the process, so that a save touching several
+    /// of them must go through the journal to stay all-or-nothing. `false` for a
+    /// store nothing of which survives the process (in memory): it never writes
+    /// a journal, though the journal requirements still work.
+    var needsJournal: Bool { get }
+
+    /// Where the journal is kept, for messages: a file's path, a key's name.
+    var journalLocation: String { get }
+
+    /// Stores the journal of a save, whole or not at all, replacing any other.
+    ///
+    /// If it returns, the journal is there and durable: it is the save, and the
+    /// next open replays it. If it throws, the journal may still be there
+    /// (a file renamed into place whose directory then failed to flush): the
+    /// caller calls ``removeJournal()`` to take it back.
+    func writeJournal(_ bytes: [UInt8]) throws
+
+    /// The journal a save left, whole, or `nil` if there is none. Never part of
+    /// one: a journal whose write did not finish is not there. A reader writes
+    /// nothing; a writer may remove what an unfinished write left behind.
+    func readJournal() throws -> [UInt8]?
+
+    /// Removes the journal once its save is in every table; a journal that is
+    /// not there is not an error. Durable when it returns, like a write: a
+    /// journal that came back after a crash would replay an old save over newer ones.
+    func removeJournal() throws
+
+    /// Where the format marker is kept, for messages.
+    var formatMarkerLocation: String { get }
+
+    /// The store's format marker, a short text the layer above writes once and
+    /// reads at every open, or `nil` if it has none.
+    func readFormatMarker() throws -> String?
+
+    /// Records the store's format marker, whole or not at all.
+    func writeFormatMarker(_ text: String) throws
+
+    /// The store's catalog of tables, or `nil` if it has none (a store written
+    /// before catalogs). Throws ``CabinetError/malformedRecord(_:reason:)`` if it is
+    /// damaged (see ``StoreCatalog/init(encoded:file:)``).
+    func readCatalog() throws -> StoreCatalog?
+
+    /// Replaces the store's catalog, whole or not at all.
+    func writeCatalog(_ catalog: StoreCatalog) throws
+
+    /// What a writable open must finish before the tables read consistently
+    /// (replay a journal, roll back a table's interrupted transaction), each
+    /// with where it is kept; empty when nothing is pending. It only looks:
+    /// it writes nothing, even for a writer. A reader must refuse to read while
+    /// it is not empty (the layer above throws ``CabinetError/recoveryPending(path:reason:)``).
+    /// ```swift
+    /// var reading = TokyoCabinetBackend.Options(); reading.readOnly = true
+    /// let backend = try TokyoCabinetBackend(directory: "/tmp/music", options: reading)
+    /// for work in try backend.services.pendingRecovery() { print("a writable open will finish: \(work)") }
+    /// ```
+    func pendingRecovery() throws -> [PendingRecovery]
+}
+
+/// One piece of work a writable open finishes: see ``StoreServices/pendingRecovery()``.
+public struct PendingRecovery: Sendable, Equatable, CustomStringConvertible {
+    /// What is to be finished, in words that name where it is kept.
+    public var description: String
+    /// The table that must not be opened until then (opening it would finish the
+    /// work, writing, or read it half-done), or `nil` for work that concerns the
+    /// whole store (a journal).
+    public var table: String?
+
+    public init(_ description: String, table: String? = nil) {
+        self.description = description
+        self.table = table
+    }
+}

@@ -1,0 +1,80 @@
+/// The store's services as dot files beside the tables (see `docs/FORMAT.md`):
+/// each written in full under `NAME.tmp` (created exclusively, never through a
+/// link) and renamed over `NAME`, so it is whole or absent; with `syncOnCommit`
+/// the file and the directory are flushed first. Reads follow no link and open
+/// no FIFO.
+extension TokyoCabinetBackend {
+    /// The file that records the store's record format.
+    public static let formatFileName = ".cabinet-format"
+    /// The file that lists the store's tables (see ``StoreCatalog``).
+    public static let catalogFileName = ".cabinet-catalog"
+    /// The journal of a save in progress.
+    public static let journalFileName = ".cabinet-journal"
+
+    /// Every table is a file of its own, committed on its own: a save of several needs the journal.
+    public var needsJournal: Bool { true }
+
+    public var isReadOnly: Bool { options.readOnly }
+
+    /// Throws ``CabinetError/readOnly(path:reason:)`` for a read-only backend.
+    func checkWritable(_ reason: String) throws {
+        if options.readOnly { throw CabinetError.readOnly(path: path, reason: reason) }
+    }
+
+    var journalPath: String { path + "/" + TokyoCabinetBackend.journalFileName }
+
+    public var journalLocation: String { journalPath }
+
+    public func writeJournal(_ bytes: [UInt8]) throws {
+        try checkWritable("a save needs to write")
+        try JournalFile.writeWhole(bytes, to: journalPath, directory: path, sync: options.syncOnCommit)
+    }
+
+    public func readJournal() throws -> [UInt8]? {
+        // A leftover temporary is a journal that never became one; a reader writes nothing, so leaves it.
+        if !options.readOnly { try? DirectoryFiles.remove(journalPath + ".tmp") }
+        return try JournalFile.read(journalPath)
+    }
+
+    public func removeJournal() throws {
+        try DirectoryFiles.remove(journalPath)
+        if options.syncOnCommit { try DirectoryFiles.syncDirectory(path) }
+    }
+
+    public var formatMarkerLocation: String { path + "/" + TokyoCabinetBackend.formatFileName }
+
+    public func readFormatMarker() throws -> String? {
+        try JournalFile.read(formatMarkerLocation).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    public func writeFormatMarker(_ text: String) throws {
+        try checkWritable("a new store needs its format marker written")
+        try JournalFile.writeWhole(Array(text.utf8), to: formatMarkerLocation, directory: path, sync: options.syncOnCommit)
+    }
+
+    public func readCatalog() throws -> StoreCatalog? {
+        let file = path + "/" + TokyoCabinetBackend.catalogFileName
+        return try JournalFile.read(file).map { try StoreCatalog(encoded: $0, file: file) }
+    }
+
+    public func writeCatalog(_ catalog: StoreCatalog) throws {
+        try checkWritable("the store's catalog needs to be written")
+        let final = path + "/" + TokyoCabinetBackend.catalogFileName
+        try JournalFile.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit)
+    }
+
+    /// What a writable open must finish before the files read consistently: a
+    /// save's journal to replay, and each table file whose transaction a killed
+    /// writer left half-done (its `.wal`, which Tokyo Cabinet would roll back, and
+    /// write, at the first open, even a reader's). Empty when there is nothing.
+    public func pendingRecovery() throws -> [PendingRecovery] {
+        var pending: [PendingRecovery] = []
+        if DirectoryFiles.exists(journalPath) {
+            pending.append(PendingRecovery("a journal, \(TokyoCabinetBackend.journalFileName), of a save that changed several files"))
+        }
+        for table in try TokyoCabinetDirectory.interruptedTransactions(in: path) {
+            pending.append(PendingRecovery("\(table).wal, a transaction of \(table) that did not finish", table: table))
+        }
+        return pending
+    }
+}
