@@ -2,12 +2,21 @@
 import Glibc
 #elseif canImport(Musl)
 import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The file-system steps that make a file appear whole or not at all: write it
 /// under a temporary name in the same directory, then rename it over its final
 /// name (rename is atomic within a directory), then, for power-loss durability,
-/// flush the directory. Errors name the file and say what failed.
+/// flush the directory. Errors name the file and say what failed. The Tokyo
+/// Cabinet backend keeps its journal, format marker and catalog this way.
+///
+/// None of them follows a symbolic link: a link planted in a store directory
+/// in place of one of these files must not make Cabinet read, truncate or
+/// overwrite what it points to. Temporaries are created exclusively (after
+/// removing any leftover), so a link or a hard link in their place is replaced,
+/// never written through.
 package enum DirectoryFiles {
     /// The prefix of every temporary file Cabinet writes in a store directory.
     /// Table names cannot start with a dot (see `TableName`), so a temporary never
@@ -43,4 +52,64 @@ package enum DirectoryFiles {
         defer { close(fd) }
         if fsync(fd) != 0 { throw failure("sync directory", directory) }
     }
+
+    /// Creates `path` afresh and writes `bytes` to it. `path` is a temporary that is renamed into place.
+    package static func write(_ bytes: [UInt8], to path: String, sync: Bool) throws {
+        if unlink(path) != 0 && errno != ENOENT { throw failure("remove leftover", path) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("create", path) }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { writeSome(fd, $0.baseAddress! + written, $0.count - written) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw failure("write", path)
+            }
+            written += result
+        }
+        if sync && fsync(fd) != 0 { throw failure("sync", path) }
+    }
+
+    /// Writes `bytes` to `final` whole or not at all: to `final.tmp`, then renamed
+    /// over `final` (which, if it is a link, is replaced, not followed).
+    package static func writeWhole(_ bytes: [UInt8], to final: String, directory: String, sync: Bool) throws {
+        try write(bytes, to: final + ".tmp", sync: sync)
+        try DirectoryFiles.replace(final, with: final + ".tmp", directory: directory, sync: sync)
+    }
+
+    /// The whole content of `path`, or `nil` if there is no such file. A link, a
+    /// directory or a device in its place is an error, not something to read.
+    package static func read(_ path: String) throws -> [UInt8]? {
+        // O_NONBLOCK: a FIFO in the file's place must not hang the open.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw failure("open", path)
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw failure("stat", path) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw CabinetError.systemCallFailure(RecordLocation(file: path), operation: "open", errno: EINVAL,
+                                                 message: "it is not a regular file; move it out of the store directory")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { readSome(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure("read", path)
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
 }
+
+// The C library's write and read, named apart: inside `JournalFile` its own
+// `write` and `read` hide them, and qualifying them (`Glibc.write`) would tie
+// the file to one C library.
+private func writeSome(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+private func readSome(_ fd: Int32, _ bytes: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, bytes, count) }

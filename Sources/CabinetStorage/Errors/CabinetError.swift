@@ -5,7 +5,8 @@
 public struct RecordLocation: Hashable, Sendable, CustomStringConvertible {
     /// The path of the database file (or the in-memory table's name).
     public var file: String
-    /// The stored class name (``StoredObject/storedName``), or `nil` for named buffers.
+    /// The class whose table it is (the table's name, which the object layer calls a
+    /// stored class name), or `nil` for a table that holds no class (the named buffers).
     public var className: String?
     /// The row ID, or `nil` when the problem concerns the whole file.
     public var rowID: UInt32?

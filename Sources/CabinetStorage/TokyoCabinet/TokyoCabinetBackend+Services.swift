@@ -27,13 +27,13 @@ extension TokyoCabinetBackend {
 
     public func writeJournal(_ bytes: [UInt8]) throws {
         try checkWritable("a save needs to write")
-        try JournalFile.writeWhole(bytes, to: journalPath, directory: path, sync: options.syncOnCommit)
+        try DirectoryFiles.writeWhole(bytes, to: journalPath, directory: path, sync: options.syncOnCommit)
     }
 
     public func readJournal() throws -> [UInt8]? {
         // A leftover temporary is a journal that never became one; a reader writes nothing, so leaves it.
         if !options.readOnly { try? DirectoryFiles.remove(journalPath + ".tmp") }
-        return try JournalFile.read(journalPath)
+        return try DirectoryFiles.read(journalPath)
     }
 
     public func removeJournal() throws {
@@ -44,23 +44,23 @@ extension TokyoCabinetBackend {
     public var formatMarkerLocation: String { path + "/" + TokyoCabinetBackend.formatFileName }
 
     public func readFormatMarker() throws -> String? {
-        try JournalFile.read(formatMarkerLocation).map { String(decoding: $0, as: UTF8.self) }
+        try DirectoryFiles.read(formatMarkerLocation).map { String(decoding: $0, as: UTF8.self) }
     }
 
     public func writeFormatMarker(_ text: String) throws {
         try checkWritable("a new store needs its format marker written")
-        try JournalFile.writeWhole(Array(text.utf8), to: formatMarkerLocation, directory: path, sync: options.syncOnCommit)
+        try DirectoryFiles.writeWhole(Array(text.utf8), to: formatMarkerLocation, directory: path, sync: options.syncOnCommit)
     }
 
     public func readCatalog() throws -> StoreCatalog? {
         let file = path + "/" + TokyoCabinetBackend.catalogFileName
-        return try JournalFile.read(file).map { try StoreCatalog(encoded: $0, file: file) }
+        return try DirectoryFiles.read(file).map { try StoreCatalog(encoded: $0, file: file) }
     }
 
     public func writeCatalog(_ catalog: StoreCatalog) throws {
         try checkWritable("the store's catalog needs to be written")
         let final = path + "/" + TokyoCabinetBackend.catalogFileName
-        try JournalFile.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit)
+        try DirectoryFiles.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit)
     }
 
     /// What a writable open must finish before the files read consistently: a
