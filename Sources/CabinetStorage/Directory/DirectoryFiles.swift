@@ -108,7 +108,7 @@ package enum DirectoryFiles {
     }
 }
 
-// The C library's write and read, named apart: inside `JournalFile` its own
+// The C library's write and read, named apart: inside `DirectoryFiles` its own
 // `write` and `read` hide them, and qualifying them (`Glibc.write`) would tie
 // the file to one C library.
 private func writeSome(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
