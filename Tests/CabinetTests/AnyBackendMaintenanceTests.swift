@@ -106,3 +106,39 @@ import Testing
         #expect(throws: CabinetError.self) { try ObjectStore.restore(from: MemoryBackend(), to: target) }   // no tables: not a backup
     }
 }
+
+extension AnyBackendMaintenanceTests {
+    /// A store still open on a backend whose contents are replaced (a backup into
+    /// it, a restore) must not go on saving into tables that are no longer the
+    /// backend's: its save throws, and the backend holds exactly the copy.
+    @Test(arguments: BackendKind.allCases)
+    func aStoreOpenOnAReplacedBackendCannotSaveIntoTheOldTables(_ kind: BackendKind) throws {
+        let directory = try TemporaryDirectory()
+        let target: any StorageBackend = kind == .memory ? MemoryBackend(name: "target") : try TokyoCabinetBackend(directory: directory.path + "/target")
+        let open = try ObjectStore(backend: target)
+        try open.register(Song.self)
+        let kept = Song(); kept.title = "old"
+        open.insert(kept)
+        try open.save()
+
+        let source = try ObjectStore(backend: MemoryBackend(name: "source"))
+        try source.register(Song.self)
+        let copied = Song(); copied.title = "copied"
+        source.insert(copied)
+        try source.save()
+        try source.backup(into: target)
+        source.close()
+
+        let late = Song(); late.title = "late"
+        open.insert(late)
+        let error = expectCabinetError({ try open.save() }) { $0.code == .storeClosed }
+        #expect(error != nil, "a save into tables the backend no longer has would be lost without a word")
+        #expect(throws: CabinetError.self) { _ = try open.fetchAll(Song.self) }
+        open.close()                                     // closes `target` too
+
+        let reopened = try ObjectStore(backend: kind == .memory ? target : try TokyoCabinetBackend(directory: target.path))
+        try reopened.register(Song.self)
+        #expect(try reopened.fetchAll(Song.self).map(\.title) == ["copied"])
+        reopened.close()
+    }
+}

@@ -92,6 +92,20 @@ import Testing
         #expect(system.underlying != tokyoCabinet.underlying)
     }
 
+    /// A backend that is neither Tokyo Cabinet nor the system (a key-value server)
+    /// reports its own failures in its own domain, not as Tokyo Cabinet codes.
+    @Test func anyBackendReportsAFailureInItsOwnDomain() {
+        let redis = CabinetError.Underlying.Domain(rawValue: "redis")
+        let location = RecordLocation(file: "redis://host/music/Song")
+        let error = CabinetError.backendFailure(location, operation: "GET",
+                                                underlying: CabinetError.Underlying(domain: redis, code: 1, message: "connection lost"))
+        #expect(error.code == .backendFailure && error.location == location && error.operation == "GET")
+        #expect(error.underlying?.domain == redis && error.underlying?.code == 1)
+        #expect("\(error)" == "Cabinet: GET failed on 'redis://host/music/Song': connection lost (redis error code 1).")
+        #expect(CabinetError.backendFailure(location, operation: "GET", underlying: .tokyoCabinet(code: 9, message: "m"))
+            == .backendFailure(location, operation: "GET", code: 9, message: "m"), "the Tokyo Cabinet factory is this one in its domain")
+    }
+
     /// Messages are built from the parts, word for word as before, naming file, class and row.
     @Test func descriptionsNameTheFileClassAndRowAndSayWhatToDo() {
         let row = RecordLocation(file: "/tmp/music/Song", className: "Song", rowID: 2)

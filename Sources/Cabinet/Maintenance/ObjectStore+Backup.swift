@@ -25,7 +25,9 @@ extension ObjectStore {
 
     /// Makes `target` a copy of the store as of its last save, replacing
     /// whatever it held, while the app keeps using the store: a backup into
-    /// any backend, such as a ``MemoryBackend`` or another store's.
+    /// any backend, such as a ``MemoryBackend``. No store may be open on
+    /// `target`: its tables are closed, so such a store's next read or save
+    /// throws ``CabinetError/storeClosed(path:)``; open it again.
     ///
     /// ```swift
     /// let snapshot = MemoryBackend(name: "snapshot")

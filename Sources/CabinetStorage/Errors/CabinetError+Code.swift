@@ -39,9 +39,9 @@ extension CabinetError {
         /// A class file exists but is not a Tokyo Cabinet hash database.
         /// Sets ``CabinetError/location``, ``CabinetError/reason``.
         public static let notADatabase = Code(rawValue: "notADatabase")
-        /// Tokyo Cabinet reported an error. Sets ``CabinetError/location``,
-        /// ``CabinetError/operation``, and ``CabinetError/underlying`` in the
-        /// ``Underlying/Domain/tokyoCabinet`` domain.
+        /// The backend reported an error. Sets ``CabinetError/location``,
+        /// ``CabinetError/operation``, and ``CabinetError/underlying``: in the
+        /// ``Underlying/Domain/tokyoCabinet`` domain for Tokyo Cabinet, in its own for another backend.
         public static let backendFailure = Code(rawValue: "backendFailure")
         /// A call to the operating system failed (opening, writing, renaming, syncing
         /// Cabinet's own files: the journal, the catalog, temporaries). Sets

@@ -35,7 +35,19 @@ extension CabinetError {
     /// throw CabinetError.backendFailure(RecordLocation(file: path), operation: "write", code: code, message: message)
     /// ```
     public static func backendFailure(_ location: RecordLocation, operation: String, code: Int32, message: String) -> CabinetError {
-        CabinetError(.backendFailure, location: location, underlying: .tokyoCabinet(code: code, message: message), operation: operation)
+        backendFailure(location, operation: operation, underlying: .tokyoCabinet(code: code, message: message))
+    }
+
+    /// A ``Code/backendFailure`` error of any backend: its `operation` on
+    /// `location` failed, as `underlying` says in the backend's own domain (a
+    /// backend that is not Tokyo Cabinet must not pass its codes off as Tokyo Cabinet's).
+    ///
+    /// ```swift
+    /// let redis = CabinetError.Underlying(domain: .init(rawValue: "redis"), code: 1, message: "connection lost")
+    /// throw CabinetError.backendFailure(RecordLocation(file: "redis://host/music/Song"), operation: "GET", underlying: redis)
+    /// ```
+    public static func backendFailure(_ location: RecordLocation, operation: String, underlying: Underlying) -> CabinetError {
+        CabinetError(.backendFailure, location: location, underlying: underlying, operation: operation)
     }
 
     /// A ``Code/systemCallFailure`` error: the system call behind `operation` on

@@ -44,10 +44,13 @@ public final class MemoryBackend: StorageBackend, StoreServices {
 
     /// Copies `source` into a new set of tables, then takes them in one step: a
     /// copy that fails part way leaves this store as it was. Tables handed out
-    /// before keep their old records; open them again.
+    /// before are closed (they throw ``CabinetError/storeClosed(path:)``), as the
+    /// protocol says: a store still open on them would otherwise go on reading
+    /// and saving records that are no longer this backend's, and lose them.
     public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
         let copy = MemoryBackend(name: path)
         try copy.copyContents(of: source, formatMarker: formatMarker)
+        for table in tables.values { table.close() }
         (tables, self.formatMarker, catalog, journal) = (copy.tables, copy.formatMarker, copy.catalog, nil)
     }
 
@@ -91,9 +94,23 @@ final class MemoryTable: StorageTable {
     private var inTransaction = false
     /// The value each key had before the open transaction changed it (nil: it had none).
     private var undoLog: [[UInt8]: [UInt8]?] = [:]
+    /// Set when the backend's contents were replaced: this table is no longer one of them.
+    private var isClosed = false
 
     init(path: String) {
         self.path = path
+    }
+
+    /// Lets go of the records; every later call throws ``CabinetError/storeClosed(path:)``.
+    func close() {
+        isClosed = true
+        values = [:]
+        undoLog = [:]
+        inTransaction = false
+    }
+
+    private func checkOpen() throws {
+        if isClosed { throw CabinetError.storeClosed(path: path) }
     }
 
     var recordCount: Int { values.count }
@@ -102,27 +119,30 @@ final class MemoryTable: StorageTable {
     var byteCount: UInt64 { values.reduce(0) { $0 + UInt64($1.key.count + $1.value.count) } }
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try checkOpen()
         guard let value = values[Array(key)] else { return nil }
         return try value.withUnsafeBytes(body)
     }
 
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+        try checkOpen()
         let key = Array(key)
         remember(key)
         values[key] = Array(value)
     }
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
+        try checkOpen()
         let key = Array(key)
         remember(key)
         return values.removeValue(forKey: key) != nil
     }
 
     /// Does nothing: a dictionary grows by itself.
-    func reserveCapacity(_ records: Int) throws {}
+    func reserveCapacity(_ records: Int) throws { try checkOpen() }
 
     /// Does nothing: a dictionary keeps no free space.
-    func compact() throws {}
+    func compact() throws { try checkOpen() }
 
     private func remember(_ key: [UInt8]) {
         guard inTransaction, undoLog.index(forKey: key) == nil else { return }
@@ -130,6 +150,7 @@ final class MemoryTable: StorageTable {
     }
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try checkOpen()
         // Row keys in ascending order, like a freshly written hash file.
         for key in values.keys.sorted(by: MemoryTable.rowOrder) {
             guard let value = values[key] else { continue }
@@ -145,16 +166,19 @@ final class MemoryTable: StorageTable {
     }
 
     func beginTransaction() throws {
+        try checkOpen()
         inTransaction = true
         undoLog = [:]
     }
 
     func commitTransaction() throws {
+        try checkOpen()
         inTransaction = false
         undoLog = [:]
     }
 
     func abortTransaction() throws {
+        try checkOpen()
         let log = undoLog
         inTransaction = false
         undoLog = [:]

@@ -48,7 +48,8 @@ public protocol StorageBackend: AnyObject {
     /// Throws ``CabinetError/notADatabase(_:reason:)`` when something that is
     /// not a table is in its place, ``CabinetError/readOnly(path:reason:)`` when
     /// a read-only store would have to create it, ``CabinetError/storeClosed(path:)``
-    /// after ``close()``, and ``CabinetError/backendFailure(_:operation:code:message:)`` otherwise.
+    /// after ``close()``, and ``CabinetError/backendFailure(_:operation:underlying:)`` (or
+    /// ``CabinetError/systemCallFailure(_:operation:errno:message:)``) otherwise.
     func openTable(named name: String) throws -> any StorageTable
 
     /// The names of the tables that exist, whether opened or not, sorted. Only

@@ -22,7 +22,8 @@
 /// ```
 /// A failure throws a ``CabinetError`` naming ``path``: damage as
 /// ``CabinetError/malformedRecord(_:reason:)``, a failure of the medium as
-/// ``CabinetError/backendFailure(_:operation:code:message:)``, a write to a
+/// ``CabinetError/backendFailure(_:operation:underlying:)`` in the backend's
+/// own domain (a failed system call: ``CabinetError/systemCallFailure(_:operation:errno:message:)``), a write to a
 /// read-only store as ``CabinetError/readOnly(path:reason:)``. None traps on
 /// damaged data. Keys and values are at most ``StorageLimits/largestValue`` bytes.
 public protocol StorageTable: AnyObject {

@@ -28,7 +28,9 @@
 ///   writes throw ``CabinetError/readOnly(path:reason:)``; reads still work.
 /// - *Errors*: damage is thrown as ``CabinetError/malformedRecord(_:reason:)``
 ///   naming where the value is kept; a failure of the medium (a full disk, a
-///   lost connection) as ``CabinetError/backendFailure(_:operation:code:message:)``.
+///   lost connection) as ``CabinetError/backendFailure(_:operation:underlying:)``
+///   in the backend's own domain, or, for a failed system call (as the Tokyo
+///   Cabinet backend's files give), ``CabinetError/systemCallFailure(_:operation:errno:message:)``.
 ///   Nothing traps on damaged data.
 public protocol StoreServices: AnyObject {
     /// How this open holds the store's lock: `false` as its one writer, `true`

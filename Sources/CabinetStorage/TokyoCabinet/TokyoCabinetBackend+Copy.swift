@@ -81,7 +81,11 @@ extension TokyoCabinetBackend {
             throw DirectoryFiles.failure("write restore manifest", path)
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        defer { if fd >= 0 { Glibc.close(fd) } }
+        defer { if fd >= 0 { closeDescriptor(fd) } }
         guard fd >= 0, fsync(fd) == 0 else { throw DirectoryFiles.failure("sync restore manifest", path) }
     }
 }
+
+// The C library's close, named apart: inside `TokyoCabinetBackend` its own
+// `close()` hides it, and qualifying it (`Glibc.close`) would tie the file to one C library.
+private func closeDescriptor(_ fd: Int32) { _ = close(fd) }
