@@ -18,7 +18,7 @@ extension TokyoCabinetBackend {
     /// (`.NAME.cabinet-partial`), flushed, and renamed into place when it is
     /// complete, so an interrupted copy leaves no directory at `destination` that
     /// could pass for a store. `source` is only read.
-    public static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String) throws {
+    package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String) throws {
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: destination), !existing.isEmpty {
             throw CabinetError.cannotAccessDirectory(path: destination, reason: "a backup needs a new or empty directory")
         }
