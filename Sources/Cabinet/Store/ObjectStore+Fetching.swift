@@ -157,7 +157,7 @@ extension ObjectStore {
 
     /// The shared read buffer, moved out so that a nested read (a `read(from:)`
     /// that touches a fault) gets a buffer of its own instead of clobbering this one.
-    private func takeReadBuffer() -> DataBuffer {
+    func takeReadBuffer() -> DataBuffer {
         let buffer = readBuffer
         readBuffer = DataBuffer()
         return buffer
