@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev
 
-.PHONY: all deps build demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m clean
+.PHONY: all deps service-deps build demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m service-smoke service-bench clean
 
 all: build
 
@@ -94,5 +94,31 @@ speedtest-10m: deps
 	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --repeat 1 --engines cabinet tc-raw \
 	  --workloads simple-insert simple-fetch simple-enumerate --songs 10000000
 
+# The notes service (Examples/NotesService, its own package: Hummingbird is built
+# only here, never by `make test`). service-smoke curls every route of both
+# services; service-bench loads them with wrk against each other (BENCHMARKS.md).
+SERVICE_APT_PACKAGES := wrk curl python3
+service-deps: deps
+	@missing=""; \
+	for pkg in $(SERVICE_APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "Installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "The service targets need:$$missing"; \
+	    echo "Run: sudo apt-get install -y$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+service-smoke: service-deps
+	Tools/service-smoke.sh
+
+service-bench: service-deps
+	Tools/service-bench.sh
+
 clean:
-	rm -rf .build .build-asan .build-tsan
+	rm -rf .build .build-asan .build-tsan Examples/NotesService/.build

@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// A Hummingbird 2 JSON API over notes and notebooks, twice: on Cabinet's StorePool
+// (`notes-service`) and on GRDB's DatabasePool (`notes-service-grdb`), for
+// `make service-bench`. Its own package, so nobody who depends on Cabinet builds Hummingbird.
+let package = Package(
+    name: "NotesService",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "notes-service", targets: ["NotesServiceCabinet"]),
+        .executable(name: "notes-service-grdb", targets: ["NotesServiceGRDB"]),
+    ],
+    dependencies: [
+        .package(name: "Cabinet", path: "../.."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // Routes, JSON and the command line, over a `NotesRepository` each service implements.
+        .target(
+            name: "NotesAPI",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "NotesServiceCabinet",
+            dependencies: ["NotesAPI", .product(name: "Cabinet", package: "Cabinet")]
+        ),
+        .executableTarget(
+            name: "NotesServiceGRDB",
+            dependencies: ["NotesAPI", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

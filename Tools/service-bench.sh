@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# make service-bench: the notes service on Cabinet's StorePool against the same
+# service on GRDB's DatabasePool, under wrk on loopback (BENCHMARKS.md, "A service
+# under load"). For each service, on a fresh data directory seeded with
+# SEED_NOTES loose notes and a notebook of NOTEBOOK_NOTES notes:
+#   1. GET, list, PUT and POST at 16 and 64 connections, BENCH_SECONDS each;
+#   2. POST appending to the big notebook, at 16 and 64;
+#   3. GET's p99 alone, then with a POST load beside it (two wrk at once);
+#   4. kill -9 in the middle of a POST load whose acknowledged IDs are recorded,
+#      a restart, and a GET of every acknowledged ID.
+# Prints a table (Tools/service-bench/report.py) and keeps the raw wrk output in
+# $WORK when KEEP_WORK=1. About 5 minutes with the defaults.
+set -euo pipefail
+
+BENCH_SECONDS="${BENCH_SECONDS:-8}"
+SEED_NOTES="${SEED_NOTES:-10000}"
+NOTEBOOK_NOTES="${NOTEBOOK_NOTES:-100000}"
+source "$(dirname "$0")/service-bench/common.sh"
+LUA="$ROOT/Tools/service-bench/routes.lua"
+RESULTS="$WORK/results.jsonl"
+
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
+build_services
+
+# run_wrk SERVICE LABEL THREADS CONNECTIONS [VAR=value ...]: one wrk run against the
+# running service; its result line goes into RESULTS, labelled.
+run_wrk() {
+    local service="$1" label="$2" threads="$3" connections="$4"; shift 4
+    local raw="$WORK/wrk-$service-$label.txt"
+    env FIRST_NOTE="$FIRST" LAST_NOTE="$LAST" "$@" \
+        wrk -t"$threads" -c"$connections" -d"${BENCH_SECONDS}s" --latency -s "$LUA" \
+        "http://127.0.0.1:$SERVICE_PORT" >"$raw" 2>&1 || { cat "$raw"; return 1; }
+    local line; line="$(sed -n 's/^result //p' "$raw")"
+    echo "{\"service\":\"$service\",\"label\":\"$label\",\"connections\":$connections,\"result\":$line}" >>"$RESULTS"
+    printf '  %-22s %s\n' "$label" "$line"
+}
+
+for service in $SERVICES; do
+    data="$WORK/data-$service"
+    echo "== $service: seeding $SEED_NOTES notes and a notebook of $NOTEBOOK_NOTES"
+    start_service "$service" "$data" --seed-notes "$SEED_NOTES" --seed-notebook-notes "$NOTEBOOK_NOTES"
+    FIRST="$(json_field "$SEEDED" firstNote)"; LAST="$(json_field "$SEEDED" lastNote)"
+    NOTEBOOK="$(json_field "$SEEDED" notebook)"
+    echo "  seeded $SEEDED, port $SERVICE_PORT"
+
+    for c in 16 64; do
+        run_wrk "$service" "get-c$c" 2 "$c" ROUTE=get
+        run_wrk "$service" "list-c$c" 2 "$c" ROUTE=list
+        run_wrk "$service" "put-c$c" 2 "$c" ROUTE=put
+        run_wrk "$service" "post-c$c" 2 "$c" ROUTE=post
+        run_wrk "$service" "post-notebook-c$c" 2 "$c" ROUTE=post POST_PATH="/notebooks/$NOTEBOOK/notes"
+    done
+
+    # Reads alone, then the same reads beside a POST load (one wrk thread each).
+    run_wrk "$service" "get-alone" 1 16 ROUTE=get
+    run_wrk "$service" "post-beside-get" 1 16 ROUTE=post &
+    writer=$!
+    run_wrk "$service" "get-beside-post" 1 16 ROUTE=get
+    wait "$writer"
+    echo "{\"service\":\"$service\",\"label\":\"rss-kb\",\"value\":$(ps -o rss= -p "$SERVICE_PID")}" >>"$RESULTS"
+    stop_service
+
+    # kill -9 in the middle of a POST load; every acknowledged create must be there after.
+    echo "== $service: kill -9 under POST load"
+    start_service "$service" "$data"
+    acks="$WORK/acks-$service"
+    run_wrk "$service" "post-killed" 2 16 ROUTE=post ACK_FILE="$acks" &
+    loader=$!
+    sleep "$((BENCH_SECONDS / 2))"
+    kill -KILL "$SERVICE_PID"
+    wait "$SERVICE_PID" 2>/dev/null || true
+    SERVICE_PID=""
+    wait "$loader" || true
+    start_service "$service" "$data"
+    cat "$acks".* 2>/dev/null | sort -n >"$acks"
+    python3 "$ROOT/Tools/service-bench/check_acked.py" "$SERVICE_PORT" "$acks" "$service" >>"$RESULTS"
+    tail -1 "$RESULTS"
+    stop_service
+done
+
+echo
+python3 "$ROOT/Tools/service-bench/report.py" "$RESULTS" "$BENCH_SECONDS" "$SEED_NOTES" "$NOTEBOOK_NOTES"

@@ -1,0 +1,79 @@
+"""The table of make service-bench (Tools/service-bench.sh) from its results file.
+
+usage: report.py RESULTS_JSONL SECONDS SEED_NOTES NOTEBOOK_NOTES
+"""
+import json
+import sys
+
+path, seconds, seed_notes, notebook_notes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+results = {}
+for line in open(path):
+    row = json.loads(line)
+    results[(row["service"], row["label"])] = row
+
+CABINET, GRDB = "notes-service", "notes-service-grdb"
+
+
+def result(service, label):
+    row = results.get((service, label))
+    return row["result"] if row else None
+
+
+def errors(r):
+    return sum(r[k] for k in ("connect_errors", "read_errors", "write_errors", "status_errors", "timeouts"))
+
+
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+print(f"wrk -d{seconds}s on 127.0.0.1, {seed_notes:,} seeded notes, a notebook of {notebook_notes:,}")
+print()
+print("| route | conns | GRDB req/s | Cabinet req/s | Cabinet ÷ GRDB | target | | GRDB p50 / p99 ms | Cabinet p50 / p99 ms |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+targets = {"get": 1.5, "put": 3.0, "post": 3.0}
+names = {"get": "GET /notes/:id", "list": "GET /notes?limit=20&after=", "put": "PUT /notes/:id",
+         "post": "POST /notes", "post-notebook": "POST /notebooks/:id/notes"}
+for route in ("get", "list", "put", "post", "post-notebook"):
+    for c in (16, 64):
+        g, k = result(GRDB, f"{route}-c{c}"), result(CABINET, f"{route}-c{c}")
+        if not g or not k:
+            continue
+        ratio = k["rps"] / g["rps"] if g["rps"] else float("inf")
+        target = targets.get(route)
+        noted = "" if errors(g) + errors(k) == 0 else f" (errors: GRDB {errors(g)}, Cabinet {errors(k)})"
+        print(f"| {names[route]} | {c} | {g['rps']:,.0f} | {k['rps']:,.0f} | {ratio:.2f}× | "
+              f"{'≥ %.1f×' % target if target else '—'} | {verdict(ratio >= target) if target else ''}{noted} | "
+              f"{g['p50_ms']:.2f} / {g['p99_ms']:.2f} | {k['p50_ms']:.2f} / {k['p99_ms']:.2f} |")
+
+print()
+print("| check | GRDB | Cabinet | target | |")
+print("| --- | --- | --- | --- | --- |")
+for c in (16, 64):
+    cells = []
+    for service in (GRDB, CABINET):
+        plain, notebook = result(service, f"post-c{c}"), result(service, f"post-notebook-c{c}")
+        cells.append(notebook["rps"] / plain["rps"] if plain and notebook else None)
+    if cells[1] is not None:
+        print(f"| POST to the {notebook_notes:,}-note notebook ÷ plain POST, {c} conns | {cells[0]:.2f}× | "
+              f"{cells[1]:.2f}× | ≥ 0.8× | {verdict(cells[1] >= 0.8)} |")
+cells = []
+for service in (GRDB, CABINET):
+    alone, beside = result(service, "get-alone"), result(service, "get-beside-post")
+    cells.append((alone, beside))
+if all(a and b for a, b in cells):
+    text = [f"{b['p99_ms']:.2f} ÷ {a['p99_ms']:.2f} ms = {b['p99_ms'] / a['p99_ms']:.2f}×" for a, b in cells]
+    ratio = cells[1][1]["p99_ms"] / cells[1][0]["p99_ms"]
+    print(f"| GET p99 beside a POST load ÷ alone (16 + 16 conns) | {text[0]} | {text[1]} | ≤ 2× | {verdict(ratio <= 2)} |")
+    writes = [result(s, "post-beside-get") for s in (GRDB, CABINET)]
+    reads = [b["rps"] for _, b in cells]
+    print(f"| … reads / writes per second meanwhile | {reads[0]:,.0f} / {writes[0]['rps']:,.0f} | "
+          f"{reads[1]:,.0f} / {writes[1]['rps']:,.0f} | | |")
+kills = [results.get((s, "kill-9")) for s in (GRDB, CABINET)]
+if all(kills):
+    text = [f"{k['missing']} of {k['acknowledged']:,} lost" for k in kills]
+    print(f"| acknowledged creates lost after kill -9 mid-POST | {text[0]} | {text[1]} | 0 | "
+          f"{verdict(kills[1]['missing'] == 0 and kills[1]['acknowledged'] > 0)} |")
+rss = [results.get((s, "rss-kb")) for s in (GRDB, CABINET)]
+if all(rss):
+    print(f"| service RSS after the load runs | {rss[0]['value'] / 1024:.0f} MB | {rss[1]['value'] / 1024:.0f} MB | | |")
