@@ -1,3 +1,5 @@
+import Logging
+
 extension ObjectStore {
     /// Writes every insert, update and delete since the last save, with the
     /// class metadata and named buffers, in one transaction per file.
@@ -192,6 +194,9 @@ extension ObjectStore {
         }
         try backend.services.removeJournal()
         journalAwaitsReplay = false
+        // A save that a kill (or a failed write) left in the journal is whole now: say so.
+        logger.notice("Cabinet: finished a save left in the journal (\(bytes.count) bytes)",
+                      metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(backend.services.journalLocation)"])
     }
 
     private func forEachNamedBufferChange(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A store of objects: every instance of each registered class, one file per
 /// class in a store directory (or in memory).
@@ -87,13 +88,26 @@ public final class ObjectStore {
     /// Reused for undo snapshots.
     @exclusivity(unchecked) var snapshotBuffer = DataBuffer(capacity: 256)
 
+    /// Where the store reports what it cannot throw: a fault that could not be
+    /// loaded (error), a save's journal replayed at open (notice). Set it to
+    /// your service's logger, or change its `logLevel`:
+    ///
+    /// ```swift
+    /// let store = try ObjectStore(path: "/var/lib/notes", logger: Logger(label: "notes.store"))
+    /// store.logger.logLevel = .warning
+    /// ```
+    /// Each message carries the store's path, and for record errors the file,
+    /// class and row, as metadata (`cabinet.path`, `cabinet.file`, `cabinet.class`, `cabinet.row`).
+    public var logger: Logger
+
     /// Called when a fault's content cannot be loaded by a `@Stored` getter,
     /// which cannot throw. The object keeps its default values and is marked so
     /// that changing and saving it throws instead of overwriting the damaged
-    /// record. By default the error is printed to standard error. Use
+    /// record. By default the error is logged to ``logger`` at error level
+    /// (swift-log's default handler prints it to standard error). Use
     /// ``load(_:)`` to load a fault and get the error thrown instead.
-    public var faultErrorHandler: (CabinetError) -> Void = { error in
-        FileHandle.standardError.write(Data("\(error)\n".utf8))
+    public lazy var faultErrorHandler: (CabinetError) -> Void = { [weak self] error in
+        self?.log(error, level: .error)
     }
 
     /// Opens the store directory at `path`, on Tokyo Cabinet, creating it if
@@ -112,11 +126,12 @@ public final class ObjectStore {
     /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file,
     /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not, and
     /// ``CabinetError/storeLocked(path:pid:)`` if another process has the store open.
-    public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options()) throws {
+    public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options(),
+                            logger: Logger = Logger(label: "cabinet")) throws {
         var tuning = TokyoCabinetBackend.Options()
         tuning.readOnly = readOnly
         tuning.createIfMissing = createIfMissing
-        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), options: options)
+        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), options: options, logger: logger)
     }
 
     /// Opens a store on any backend, such as ``MemoryBackend``:
@@ -124,7 +139,9 @@ public final class ObjectStore {
     /// ```swift
     /// let scratch = try ObjectStore(backend: MemoryBackend())
     /// ```
-    public init(backend: any StorageBackend, options: Options = Options()) throws {
+    /// `logger` receives what the store cannot throw (see ``logger``), from the
+    /// open on: a save finished from its journal while opening is logged there.
+    public init(backend: any StorageBackend, options: Options = Options(), logger: Logger = Logger(label: "cabinet")) throws {
         // A reader may not finish what a killed writer left, and must not read half-written files.
         if backend.services.isReadOnly {
             let pending = try backend.services.pendingRecovery()
@@ -133,6 +150,7 @@ public final class ObjectStore {
             }
         }
         self.backend = backend
+        self.logger = logger
         self.path = backend.path
         self.options = options
         useDetector = ConcurrentUseDetector(path: backend.path)
