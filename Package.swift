@@ -52,6 +52,11 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Examples/ReadmeExample"
         ),
+        .executableTarget(
+            name: "PoolExample",
+            dependencies: ["Cabinet"],
+            path: "Examples/StorePool"
+        ),
         .target(
             name: "SpeedTestKit",
             dependencies: ["Cabinet", "CTokyoCabinet", .product(name: "GRDB", package: "GRDB.swift")],

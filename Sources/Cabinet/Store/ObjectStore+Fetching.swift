@@ -199,6 +199,7 @@ extension ObjectStore {
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
         reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
+        entry.prepareForScan()
         entry.live.reserve(upTo: min(entry.metadata.lastRowID, entry.denseLimit))
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
