@@ -115,7 +115,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "cabinet-killpoint",
-            dependencies: ["Cabinet"],
+            dependencies: ["Cabinet", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Helpers/KillPoint"
         ),
         .testTarget(

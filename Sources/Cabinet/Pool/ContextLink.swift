@@ -1,3 +1,5 @@
+import Logging
+
 /// What every context of a pool is made from: the pool's open backend and the
 /// classes its root store registered, with their tables, all opened once when
 /// the pool was made (so no table is opened, and no catalog written, while
@@ -19,6 +21,8 @@ final class ContextTemplate: @unchecked Sendable {
     let options: ObjectStore.Options
     let recordFormat: RecordFormat
     let catalog: StoreCatalog?
+    /// The root store's logger: every context logs where the pool does.
+    let logger: Logger
     let classes: [RegisteredClass]
 
     init(root: ObjectStore) {
@@ -27,6 +31,7 @@ final class ContextTemplate: @unchecked Sendable {
         options = root.options
         recordFormat = root.recordFormat
         catalog = root.catalog
+        logger = root.logger
         classes = root.entriesByName.keys.sorted().compactMap { name in
             root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table) }
         }

@@ -1,3 +1,5 @@
+import Logging
+
 /// A store shared by a whole program (a service's request handlers, several
 /// tasks): `Sendable`, with blocks that each get a store of their own.
 ///
@@ -55,10 +57,11 @@ public final class StorePool: Sendable {
     /// Every class the blocks use must be in `classes` (a block cannot register one).
     /// Throws what ``ObjectStore/init(path:readOnly:createIfMissing:options:)`` and
     /// ``ObjectStore/register(_:)-(StoredObject.Type...)`` throw.
-    public convenience init(path: String, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options()) throws {
+    public convenience init(path: String, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
+                            logger: Logger = ObjectStore.defaultLogger) throws {
         var tuning = TokyoCabinetBackend.Options()
         tuning.concurrentReads = true
-        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), classes: classes, options: options)
+        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), classes: classes, options: options, logger: logger)
     }
 
     /// A pool on any backend, such as ``MemoryBackend``; the pool owns it from
@@ -71,8 +74,10 @@ public final class StorePool: Sendable {
     /// ``MemoryBackend``, and ``TokyoCabinetBackend`` made with
     /// ``TokyoCabinetBackend/Options/concurrentReads``. On any other backend
     /// every block runs alone.
-    public init(backend: any StorageBackend, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options()) throws {
-        let root = try ObjectStore(backend: backend, options: options)
+    /// `logger` receives what the pool's stores cannot throw (see ``ObjectStore/logger``).
+    public init(backend: any StorageBackend, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
+                logger: Logger = ObjectStore.defaultLogger) throws {
+        let root = try ObjectStore(backend: backend, options: options, logger: logger)
         do {
             for type in classes { try root.register(type) }
             if !backend.services.isReadOnly {

@@ -133,7 +133,7 @@ public final class ObjectStore {
     /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not, and
     /// ``CabinetError/storeLocked(path:pid:)`` if another process has the store open.
     public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options(),
-                            logger: Logger = Logger(label: "cabinet")) throws {
+                            logger: Logger = ObjectStore.defaultLogger) throws {
         var tuning = TokyoCabinetBackend.Options()
         tuning.readOnly = readOnly
         tuning.createIfMissing = createIfMissing
@@ -147,7 +147,7 @@ public final class ObjectStore {
     /// ```
     /// `logger` receives what the store cannot throw (see ``logger``), from the
     /// open on: a save finished from its journal while opening is logged there.
-    public init(backend: any StorageBackend, options: Options = Options(), logger: Logger = Logger(label: "cabinet")) throws {
+    public init(backend: any StorageBackend, options: Options = Options(), logger: Logger = ObjectStore.defaultLogger) throws {
         // A reader may not finish what a killed writer left, and must not read half-written files.
         if backend.services.isReadOnly {
             let pending = try backend.services.pendingRecovery()
@@ -181,6 +181,7 @@ public final class ObjectStore {
         options = template.options
         recordFormat = template.recordFormat
         catalog = template.catalog
+        logger = template.logger
         useDetector = ConcurrentUseDetector(path: backend.path)
         resolver = ReferenceResolver(useDetector: useDetector)
         context = link
