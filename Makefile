@@ -32,6 +32,7 @@ demo: deps
 	$(SWIFT) build -c release --product playlists
 	$(SWIFT) build -c release --product ReadmeExample
 	$(SWIFT) build -c release --product Versioning
+	$(SWIFT) build -c release --product PoolExample
 	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)"
 
 test: deps

@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "KillPointShim", type: .dynamic, targets: ["KillPointShim"]),
     ],
     dependencies: [
+        // The library's one dependency: where a store reports what it cannot throw (fault errors, recoveries).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // For the tools only (the speed test's comparator, the command lines). The Cabinet library depends on neither.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -32,7 +34,7 @@ let package = Package(
         // Objects, their encoding, the store, undo, versioning, maintenance; re-exports CabinetStorage.
         .target(
             name: "Cabinet",
-            dependencies: ["CabinetStorage"]
+            dependencies: ["CabinetStorage", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "Playlists",
@@ -49,6 +51,11 @@ let package = Package(
             name: "ReadmeExample",
             dependencies: ["Cabinet"],
             path: "Examples/ReadmeExample"
+        ),
+        .executableTarget(
+            name: "PoolExample",
+            dependencies: ["Cabinet"],
+            path: "Examples/StorePool"
         ),
         .target(
             name: "SpeedTestKit",
@@ -108,12 +115,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "cabinet-killpoint",
-            dependencies: ["Cabinet"],
+            dependencies: ["Cabinet", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Helpers/KillPoint"
         ),
         .testTarget(
             name: "CabinetTests",
-            dependencies: ["Cabinet", "CabinetStorage", "CTokyoCabinet", "TortureModels"]
+            dependencies: ["Cabinet", "CabinetStorage", "CTokyoCabinet", "TortureModels", .product(name: "Logging", package: "swift-log")]
         ),
     ],
     swiftLanguageModes: [.v6]

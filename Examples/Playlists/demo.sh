@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What `make demo` runs: the README's example, a scripted session of the
-# playlists example against a store in a temporary directory, and the
-# versioning example.
+# playlists example against a store in a temporary directory, the
+# versioning example and the StorePool sample.
 set -euo pipefail
 bin="$1"
 
@@ -33,3 +33,6 @@ ls -l "$store" | tail -n +2
 echo
 echo "== Examples/Versioning: a class gains a field"
 "$bin/Versioning" "$(dirname "$store")/versioning"
+echo
+echo "== Examples/StorePool: the README's StorePool sample (store: /tmp/notes)"
+"$bin/PoolExample"

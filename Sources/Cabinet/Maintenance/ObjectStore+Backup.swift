@@ -122,8 +122,11 @@ extension ObjectStore {
         try checkOpen()
         guard !hasUnsavedChanges else { throw CabinetError.unsavedChanges(className: "the store") }
         if journalAwaitsReplay { try recoverInterruptedSave() }
-        for name in try backend.tableNames() {
-            try backend.openTable(named: name).compact()
+        // In a pool's write block: while no block reads (a read block cannot compact).
+        try writingTables {
+            for name in try backend.tableNames() {
+                try backend.openTable(named: name).compact()
+            }
         }
     }
 }

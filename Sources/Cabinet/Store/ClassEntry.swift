@@ -26,12 +26,14 @@ final class ClassEntry {
     @exclusivity(unchecked) var updated: [StoredObject] = []
     @exclusivity(unchecked) var deleted: [StoredObject] = []
 
-    init(store: ObjectStore, type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata) {
+    init(store: ObjectStore, type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata,
+         denseOnlyForScans: Bool = false) {
         self.store = store
         self.type = type
         self.name = name
         self.table = table
         self.metadata = metadata
+        self.denseOnlyForScans = denseOnlyForScans
         updateDenseLimit()
     }
 
@@ -47,8 +49,23 @@ final class ClassEntry {
     /// The last row ID comes from disk, so it only counts as far as the file's
     /// record count backs it: a damaged metadata row cannot make the array huge.
     @exclusivity(unchecked) private(set) var denseLimit: UInt32 = 0
+    /// Set for a pool's contexts, which live for one block and mostly touch a few
+    /// rows: their live instances go to the dictionary (the limit stays 0), so a
+    /// block that fetches row 1,000,000 neither allocates nor, at its close, walks
+    /// an array of a million entries. A scan, which touches every row, turns the array on.
+    private var denseOnlyForScans: Bool
+
+    /// Before a scan of the whole class: rows may index the array from here on.
+    @inline(__always)
+    func prepareForScan() {
+        if _slowPath(denseOnlyForScans) {
+            denseOnlyForScans = false
+            updateDenseLimit()
+        }
+    }
 
     func updateDenseLimit() {
+        if denseOnlyForScans { return }
         let backed = UInt32(clamping: table.recordCount * 2 + 65_536 + inserted.count)
         denseLimit = max(denseLimit, min(metadata.lastRowID &+ 1024, backed))
     }

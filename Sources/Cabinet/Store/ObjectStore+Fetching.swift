@@ -199,6 +199,7 @@ extension ObjectStore {
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
         reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
+        entry.prepareForScan()
         entry.live.reserve(upTo: min(entry.metadata.lastRowID, entry.denseLimit))
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
@@ -221,16 +222,8 @@ extension ObjectStore {
                     try decode(&buffer, into: object, entry: entry)
                 }
             } else {
-                object = entry.type.init()
-                object.rowID = rowID
-                entry.adopt(object)
                 buffer.load(value)
-                do {
-                    try decode(&buffer, into: object, entry: entry)
-                } catch {
-                    entry.release(object)
-                    throw error
-                }
+                object = try adoptDecoded(entry, rowID: rowID, from: &buffer)
             }
             goOn = try body(object)
             return goOn
@@ -239,5 +232,22 @@ extension ObjectStore {
         for object in entry.inserted where object.changeState == .inserted {
             if try !body(object) { return }
         }
+    }
+
+    /// A new live object of `entry`'s class for `rowID`, read from the record
+    /// already in `buffer`; if the record does not decode, the object is dropped
+    /// again and the error thrown.
+    @inline(__always)
+    func adoptDecoded(_ entry: ClassEntry, rowID: UInt32, from buffer: inout DataBuffer) throws -> StoredObject {
+        let object = entry.type.init()
+        object.rowID = rowID
+        entry.adopt(object)
+        do {
+            try decode(&buffer, into: object, entry: entry)
+        } catch {
+            entry.release(object)
+            throw error
+        }
+        return object
     }
 }

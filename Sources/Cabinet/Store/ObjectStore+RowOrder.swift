@@ -47,16 +47,7 @@ extension ObjectStore {
                 // Read first, so a row passed over costs a lookup and no object.
                 let found: Void? = try entry.table.withValue(forRow: rowID) { buffer.load($0) }
                 guard found != nil else { continue }
-                let fresh = entry.type.init()
-                fresh.rowID = rowID
-                entry.adopt(fresh)
-                do {
-                    try decode(&buffer, into: fresh, entry: entry)
-                } catch {
-                    entry.release(fresh)
-                    throw error
-                }
-                object = fresh
+                object = try adoptDecoded(entry, rowID: rowID, from: &buffer)
             }
             if try !body(object) { return }
         }

@@ -1,3 +1,5 @@
+import Logging
+
 extension ObjectStore {
     /// Writes every insert, update and delete since the last save, with the
     /// class metadata and named buffers, in one transaction per file.
@@ -30,17 +32,19 @@ extension ObjectStore {
         let entries = entriesByName.values.filter(\.hasChanges).sorted { $0.name < $1.name }
         let touchesNamedBuffers = !pendingNamedBuffers.isEmpty
         if entries.isEmpty && !touchesNamedBuffers { return }
-
-        for entry in entries where !entry.inserted.isEmpty {
-            try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
+        // In a pool's write block: while no block reads, and announced to the pool's subscribers.
+        try writingTables(announcing: entries) {
+            for entry in entries where !entry.inserted.isEmpty {
+                try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
+            }
+            if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) > 1 {
+                try saveThroughJournal(entries)
+            } else {
+                try saveDirectly(entries)
+            }
+            finishSave(entries)
+            pendingNamedBuffers.removeAll()
         }
-        if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) > 1 {
-            try saveThroughJournal(entries)
-        } else {
-            try saveDirectly(entries)
-        }
-        finishSave(entries)
-        pendingNamedBuffers.removeAll()
     }
 
     /// One file's (or an in-memory store's) changes, in one transaction per table.
@@ -185,13 +189,18 @@ extension ObjectStore {
             journalAwaitsReplay = false
             return
         }
-        do {
-            try applyJournal(bytes)
-        } catch let failure as JournalApplyFailure {
-            throw failure.error
+        try writingTables {
+            do {
+                try applyJournal(bytes)
+            } catch let failure as JournalApplyFailure {
+                throw failure.error
+            }
+            try backend.services.removeJournal()
         }
-        try backend.services.removeJournal()
         journalAwaitsReplay = false
+        // A save that a kill (or a failed write) left in the journal is whole now: say so.
+        logger.notice("Cabinet: finished a save left in the journal (\(bytes.count) bytes)",
+                      metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(backend.services.journalLocation)"])
     }
 
     private func forEachNamedBufferChange(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws {

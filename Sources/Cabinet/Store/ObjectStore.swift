@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A store of objects: every instance of each registered class, one file per
 /// class in a store directory (or in memory).
@@ -18,6 +19,7 @@ import Foundation
 ///
 /// An `ObjectStore` and its objects are not thread-safe: use them from one
 /// thread or actor (Swift 6's checking enforces this, as neither is `Sendable`).
+/// To share a store among tasks, open a ``StorePool``: each of its blocks gets a store of its own.
 public final class ObjectStore {
     /// Choices that change how records are written.
     public struct Options: Sendable, Equatable {
@@ -55,6 +57,11 @@ public final class ObjectStore {
     @exclusivity(unchecked) var isSaving = false
     /// Stops the program when two threads use the store at once.
     let useDetector: ConcurrentUseDetector
+    /// Set on the stores a ``StorePool`` hands its blocks: whether this context may
+    /// write, and the pool's lock its writes take (see `ContextLink`).
+    let context: ContextLink?
+    /// Whether ``close()`` closes the backend: a pool's contexts share the pool's.
+    private let ownsBackend: Bool
     /// Undo and redo of every change to this store's objects; see ``StoreUndoManager``.
     ///
     /// ```swift
@@ -87,13 +94,26 @@ public final class ObjectStore {
     /// Reused for undo snapshots.
     @exclusivity(unchecked) var snapshotBuffer = DataBuffer(capacity: 256)
 
+    /// Where the store reports what it cannot throw: a fault that could not be
+    /// loaded (error), a save's journal replayed at open (notice). Set it to
+    /// your service's logger, or change its `logLevel`:
+    ///
+    /// ```swift
+    /// let store = try ObjectStore(path: "/var/lib/notes", logger: Logger(label: "notes.store"))
+    /// store.logger.logLevel = .warning
+    /// ```
+    /// Each message carries the store's path, and for record errors the file,
+    /// class and row, as metadata (`cabinet.path`, `cabinet.file`, `cabinet.class`, `cabinet.row`).
+    public var logger: Logger
+
     /// Called when a fault's content cannot be loaded by a `@Stored` getter,
     /// which cannot throw. The object keeps its default values and is marked so
     /// that changing and saving it throws instead of overwriting the damaged
-    /// record. By default the error is printed to standard error. Use
+    /// record. By default the error is logged to ``logger`` at error level
+    /// (swift-log's default handler prints it to standard error). Use
     /// ``load(_:)`` to load a fault and get the error thrown instead.
-    public var faultErrorHandler: (CabinetError) -> Void = { error in
-        FileHandle.standardError.write(Data("\(error)\n".utf8))
+    public lazy var faultErrorHandler: (CabinetError) -> Void = { [weak self] error in
+        self?.log(error, level: .error)
     }
 
     /// Opens the store directory at `path`, on Tokyo Cabinet, creating it if
@@ -112,11 +132,12 @@ public final class ObjectStore {
     /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file,
     /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not, and
     /// ``CabinetError/storeLocked(path:pid:)`` if another process has the store open.
-    public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options()) throws {
+    public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options(),
+                            logger: Logger = ObjectStore.defaultLogger) throws {
         var tuning = TokyoCabinetBackend.Options()
         tuning.readOnly = readOnly
         tuning.createIfMissing = createIfMissing
-        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), options: options)
+        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), options: options, logger: logger)
     }
 
     /// Opens a store on any backend, such as ``MemoryBackend``:
@@ -124,7 +145,9 @@ public final class ObjectStore {
     /// ```swift
     /// let scratch = try ObjectStore(backend: MemoryBackend())
     /// ```
-    public init(backend: any StorageBackend, options: Options = Options()) throws {
+    /// `logger` receives what the store cannot throw (see ``logger``), from the
+    /// open on: a save finished from its journal while opening is logged there.
+    public init(backend: any StorageBackend, options: Options = Options(), logger: Logger = ObjectStore.defaultLogger) throws {
         // A reader may not finish what a killed writer left, and must not read half-written files.
         if backend.services.isReadOnly {
             let pending = try backend.services.pendingRecovery()
@@ -133,15 +156,45 @@ public final class ObjectStore {
             }
         }
         self.backend = backend
+        self.logger = logger
         self.path = backend.path
         self.options = options
         useDetector = ConcurrentUseDetector(path: backend.path)
         resolver = ReferenceResolver(useDetector: useDetector)
+        context = nil
+        ownsBackend = true
         recordFormat = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
         catalog = try backend.services.readCatalog()
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
         if !backend.services.isReadOnly { try recoverInterruptedSave() }
+    }
+
+    /// A context of a ``StorePool``: a store of its own objects over the pool's
+    /// backend, already open, with the pool's classes registered on their open
+    /// tables. It does not own the backend (its ``close()`` leaves it open),
+    /// replays no journal, records no undo, and reads each class's metadata row
+    /// afresh, so its row IDs follow the last save.
+    init(context template: ContextTemplate, link: ContextLink) throws {
+        backend = template.backend
+        path = backend.path
+        options = template.options
+        recordFormat = template.recordFormat
+        catalog = template.catalog
+        logger = template.logger
+        useDetector = ConcurrentUseDetector(path: backend.path)
+        resolver = ReferenceResolver(useDetector: useDetector)
+        context = link
+        ownsBackend = false
+        undoManager.store = self
+        undoManager.isEnabled = false
+        for registered in template.classes {
+            guard let metadata = try ClassRegistrar.readMetadata(of: registered.table, className: registered.name) else {
+                throw CabinetError.malformedMetadata(RecordLocation(file: registered.table.path, className: registered.name, rowID: ClassMetadata.rowID),
+                                                     reason: "the metadata row is missing")
+            }
+            add(registered.type, name: registered.name, table: registered.table, metadata: metadata)
+        }
     }
 
     deinit {
@@ -170,21 +223,31 @@ public final class ObjectStore {
         if resolver.entry(for: type) != nil { return }
         let name = type.storedName
         try ClassRegistrar.validate(name: name, of: type)
+        if context != nil {
+            throw CabinetError.readOnly(path: path, reason: "a StorePool's blocks cannot register \(String(describing: type)); list it in the pool's classes")
+        }
         if let other = entriesByName[name] {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "\(String(describing: other.type)) is already registered with the stored name '\(name)'")
         }
-        var (table, metadata) = try ClassRegistrar(store: self).open(type, name: name)
+        let (table, metadata) = try ClassRegistrar(store: self).open(type, name: name)
         if let holder = resolver.entry(classID: metadata.classID) {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
         }
+        add(type, name: name, table: table, metadata: metadata)
+    }
+
+    /// Makes the entry of a class whose table is open and metadata read.
+    private func add(_ type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata) {
+        var metadata = metadata
         let verified = metadata.checksummed || metadata.lastRowID == ClassMetadata.firstObjectRowID - 1
         let protect = recordFormat == .checksummed && !metadata.checksummed && metadata.salt != nil
         metadata.checksummed = recordFormat == .checksummed
-        let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata)
-        // A checksummed store's metadata written before rows carried their own checksum gets one at the next save.
-        entry.metadataChanged = protect && !backend.services.isReadOnly
+        let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata, denseOnlyForScans: context != nil)
+        // A checksummed store's metadata written before rows carried their own checksum gets one at the
+        // next save (a pool's root does that save: its contexts start with nothing to save).
+        entry.metadataChanged = protect && !backend.services.isReadOnly && context == nil
         entry.metadataVerified = verified
         entriesByName[name] = entry
         resolver.add(entry)
@@ -269,6 +332,6 @@ public final class ObjectStore {
         undoManager.store = nil
         observers.removeAll()
         resolver.close()   // buffers kept by the app now throw storeClosed for references
-        backend.close()
+        if ownsBackend { backend.close() }
     }
 }

@@ -80,6 +80,14 @@ final class UniquingTable {
         dense.deallocate()
         dense = larger
         denseCount = newCount
+        // A row lives in one place: rows the array now covers leave the dictionary
+        // (a pool's context keeps rows there until its first scan).
+        if !sparse.isEmpty {
+            for (rowID, entry) in sparse.filter({ Int($0.key) < newCount }) {
+                dense[Int(rowID)] = entry
+                sparse.removeValue(forKey: rowID)
+            }
+        }
     }
 
     /// Forgets `rowID` if its entry is `object` (an entry for another object stays).

@@ -27,6 +27,11 @@ extension ObjectStore {
         guard !entry.hasChanges else {
             throw CabinetError.unsavedChanges(className: entry.name)
         }
+        // In a pool's write block: while no block reads (a read block cannot upgrade).
+        return try writingTables { try upgrade(entry, batchSize: batchSize) }
+    }
+
+    private func upgrade(_ entry: ClassEntry, batchSize: Int) throws -> Int {
         let target = entry.type.version
         var rewritten = 0
         if options.perInstanceVersioning {

@@ -187,3 +187,8 @@ final class MemoryTable: StorageTable {
         }
     }
 }
+
+extension MemoryBackend: ConcurrentReadingBackend {
+    /// Always `true`: dictionaries that no thread changes meanwhile may be read from any number of threads.
+    package var allowsConcurrentReads: Bool { true }
+}

@@ -53,6 +53,12 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         /// Whether each commit waits for the data to reach the disk (`HDBOTSYNC`):
         /// survives power loss, at the cost of an fsync per file per save.
         public var syncOnCommit = false
+        /// Whether several threads may read the tables at once, while none writes
+        /// (what `StorePool` needs, and sets): each file is opened in Tokyo Cabinet's
+        /// thread-safe mode (`tchdbsetmutex`), and a single read copies into a buffer
+        /// of its own instead of the table's shared one. Off (the default), reads
+        /// cost what they always did.
+        public var concurrentReads = false
 
         public init() {}
     }

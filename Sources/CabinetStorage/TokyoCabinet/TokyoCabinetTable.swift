@@ -43,15 +43,18 @@ final class TokyoCabinetTable: StorageTable {
     private var isClosed = false
     /// Set while the index needs rebuilding after a failed transaction (see ``repairIndexAfterFailedTransaction()``).
     private var needsIndexRebuild = false
-    /// Reused for single reads, so a fault costs no allocation.
+    /// Reused for single reads, so a fault costs no allocation (not when ``concurrentReads``).
     private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity = 1024
+    /// Whether threads may read at once (``TokyoCabinetBackend/Options/concurrentReads``).
+    private let concurrentReads: Bool
 
     init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
         self.directory = directory
         self.name = name
         self.path = directory + "/" + name
         self.options = options
+        concurrentReads = options.concurrentReads
         try TokyoCabinetDirectory.refuseLinks(forTable: path)
         // Read before Tokyo Cabinet's open, which rolls the header back with the rest.
         let failedWriteInterrupted = !options.readOnly && TokyoCabinetTable.hadFailedWrite(path)
@@ -93,6 +96,11 @@ final class TokyoCabinetTable: StorageTable {
                            tuning: (buckets: Int64, alignment: Int8, pool: Int8, flags: UInt8)?) throws -> UnsafeMutablePointer<TCHDB> {
         guard let hdb = tchdbnew() else {
             throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
+        }
+        // Thread-safe mode must be chosen before the open.
+        if options.concurrentReads && !tchdbsetmutex(hdb) {
+            tchdbdel(hdb)
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbsetmutex", code: -1, message: "this Tokyo Cabinet has no thread support")
         }
         let tuning = tuning ?? (options.bucketCount, options.alignmentPower, options.freeBlockPoolPower, 0)
         _ = tchdbtune(hdb, tuning.buckets, tuning.alignment, tuning.pool, tuning.flags)
@@ -194,32 +202,73 @@ final class TokyoCabinetTable: StorageTable {
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let hdb = try open()
+        if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
         while true {
-            let size = Int(tchdbget3(hdb, key.baseAddress, Int32(key.count), scratch, Int32(scratchCapacity)))
-            if size < 0 {
-                if tchdbecode(hdb) == Int32(TCENOREC) { return nil }
-                let error = failure("read")
-                // A handle a failed write left fatal reads nothing more; outside a transaction it can start afresh.
-                if isFatal && !hdb.pointee.tran { reopenAfterFailure() }
-                throw error
+            switch try read(hdb, key, into: scratch, capacity: scratchCapacity) {
+            case .missing: return nil
+            case .read(let size): return try body(UnsafeRawBufferPointer(start: scratch, count: size))
+            case .needs(let size):
+                scratch.deallocate()
+                scratchCapacity = size + 1
+                scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
             }
-            if size < scratchCapacity {
-                return try body(UnsafeRawBufferPointer(start: scratch, count: size))
-            }
-            // The value may have been cut to fit: ask for its size and read again with room for it.
-            let full = Int(tchdbvsiz(hdb, key.baseAddress, Int32(key.count)))
-            if full < 0 { throw failure("read") }
-            // The size comes from the record's header on disk: no record is larger than its file.
-            guard UInt64(full) <= tchdbfsiz(hdb) else {
-                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "a record claims \(full) bytes, more than the file holds")
-            }
-            if full < scratchCapacity {
-                return try body(UnsafeRawBufferPointer(start: scratch, count: full))
-            }
-            scratch.deallocate()
-            scratchCapacity = full + 1
-            scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
         }
+    }
+
+    /// ``withValue(forKey:_:)`` for threads that read at once: a buffer of its own
+    /// per call (on the stack up to 1 KiB), never the shared scratch, and no reopen
+    /// of the shared handle (the next transaction reopens a fatal one).
+    private func withValueInOwnBuffer<R>(_ hdb: UnsafeMutablePointer<TCHDB>, _ key: UnsafeRawBufferPointer,
+                                         _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { stack in
+            guard var buffer = stack.baseAddress else { return nil }
+            var capacity = stack.count
+            var heap: UnsafeMutableRawPointer?
+            defer { heap?.deallocate() }
+            while true {
+                switch try read(hdb, key, into: buffer, capacity: capacity) {
+                case .missing: return nil
+                case .read(let size): return try body(UnsafeRawBufferPointer(start: buffer, count: size))
+                case .needs(let size):
+                    heap?.deallocate()
+                    capacity = size + 1
+                    heap = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+                    buffer = heap ?? buffer
+                }
+            }
+        }
+    }
+
+    private enum ReadOutcome {
+        /// No such record.
+        case missing
+        /// The whole value is in the buffer: this many bytes.
+        case read(Int)
+        /// The value has this many bytes, more than the buffer holds.
+        case needs(Int)
+    }
+
+    /// Reads one value into `buffer`, or says how large a buffer it needs.
+    @inline(__always)
+    private func read(_ hdb: UnsafeMutablePointer<TCHDB>, _ key: UnsafeRawBufferPointer,
+                      into buffer: UnsafeMutableRawPointer, capacity: Int) throws -> ReadOutcome {
+        let size = Int(tchdbget3(hdb, key.baseAddress, Int32(key.count), buffer, Int32(capacity)))
+        if size < 0 {
+            if tchdbecode(hdb) == Int32(TCENOREC) { return .missing }
+            let error = failure("read")
+            // A handle a failed write left fatal reads nothing more; outside a transaction it can start afresh.
+            if isFatal && !hdb.pointee.tran && !concurrentReads { reopenAfterFailure() }
+            throw error
+        }
+        if size < capacity { return .read(size) }
+        // The value may have been cut to fit: ask for its size and read again with room for it.
+        let full = Int(tchdbvsiz(hdb, key.baseAddress, Int32(key.count)))
+        if full < 0 { throw failure("read") }
+        // The size comes from the record's header on disk: no record is larger than its file.
+        guard UInt64(full) <= tchdbfsiz(hdb) else {
+            throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "a record claims \(full) bytes, more than the file holds")
+        }
+        return full < capacity ? .read(full) : .needs(full)
     }
 
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {

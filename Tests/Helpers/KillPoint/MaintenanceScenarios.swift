@@ -116,7 +116,7 @@ struct Replay: Scenario {
     func run(_ work: Work, _ steps: Steps) throws {
         steps.arm()
         var opened: ObjectStore?
-        try steps.step("open") { opened = try ObjectStore(path: work.store) }
+        try steps.step("open") { opened = try ObjectStore(path: work.store, logger: childLogger) }
         guard let store = opened else { return }
         defer { store.close() }
         try steps.step("register") { try store.register(Song.self, Playlist.self) }

@@ -171,7 +171,7 @@ struct SaveFirst: Scenario {
     func run(_ work: Work, _ steps: Steps) throws {
         steps.arm()
         var opened: ObjectStore?
-        try steps.step("open") { opened = try ObjectStore(path: work.store) }
+        try steps.step("open") { opened = try ObjectStore(path: work.store, logger: childLogger) }
         guard let store = opened else { return }
         defer { store.close() }
         try steps.step("register") { try store.register(Song.self, Playlist.self) }
@@ -191,7 +191,7 @@ struct SaveNewClass: Scenario {
     let name = "save-new-class"
     let classes: [StoredObject.Type] = [Song.self, Playlist.self]
     func prepare(_ work: Work) throws {
-        let store = try ObjectStore(path: work.store)
+        let store = try ObjectStore(path: work.store, logger: childLogger)
         defer { store.close() }
         try store.register(Song.self)
         insertSongs(10, "song", into: store)
@@ -200,7 +200,7 @@ struct SaveNewClass: Scenario {
     func run(_ work: Work, _ steps: Steps) throws {
         steps.arm()
         var opened: ObjectStore?
-        try steps.step("open") { opened = try ObjectStore(path: work.store) }
+        try steps.step("open") { opened = try ObjectStore(path: work.store, logger: childLogger) }
         guard let store = opened else { return }
         defer { store.close() }
         store.undoManager.isEnabled = false

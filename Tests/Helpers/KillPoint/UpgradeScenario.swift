@@ -10,7 +10,7 @@ struct Upgrade: Scenario {
     let classes: [StoredObject.Type] = [PersonV2.self]
     static let people = 10, batch = 4
     func prepare(_ work: Work) throws {
-        let store = try ObjectStore(path: work.store)
+        let store = try ObjectStore(path: work.store, logger: childLogger)
         defer { store.close() }
         try store.register(PersonV1.self)
         for i in 0..<Upgrade.people {

@@ -1,0 +1,115 @@
+import Logging
+
+/// What every context of a pool is made from: the pool's open backend and the
+/// classes its root store registered, with their tables, all opened once when
+/// the pool was made (so no table is opened, and no catalog written, while
+/// blocks run on several threads).
+///
+/// `@unchecked Sendable`: nothing in it changes after the pool's initializer,
+/// and the tables are only read from several threads at once, which the
+/// backend allows (``ConcurrentReadingBackend``) or the pool serializes.
+final class ContextTemplate: @unchecked Sendable {
+    struct RegisteredClass {
+        let type: StoredObject.Type
+        let name: String
+        let table: any StorageTable
+    }
+
+    /// The store that opened the backend, registered the classes and closes it all at the end.
+    let root: ObjectStore
+    let backend: any StorageBackend
+    let options: ObjectStore.Options
+    let recordFormat: RecordFormat
+    let catalog: StoreCatalog?
+    /// The root store's logger: every context logs where the pool does.
+    let logger: Logger
+    let classes: [RegisteredClass]
+
+    init(root: ObjectStore) {
+        self.root = root
+        backend = root.backend
+        options = root.options
+        recordFormat = root.recordFormat
+        catalog = root.catalog
+        logger = root.logger
+        classes = root.entriesByName.keys.sorted().compactMap { name in
+            root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table) }
+        }
+    }
+}
+
+/// A context's tie to its pool, consulted wherever a store writes its tables
+/// (``ObjectStore/writingTables(announcing:_:)``): a read block's context may
+/// not write at all; a write block's context writes while holding the pool's
+/// lock exclusively (no read block is running, so every read sees whole saves),
+/// and tells the pool what each save committed.
+///
+/// Used by one thread at a time, as its store is.
+final class ContextLink {
+    let allowsWrites: Bool
+    private let pool: PoolCore
+    /// How deep this context is inside writes that hold the lock (a save that
+    /// replays a journal writes inside a write); 1 from the start when the
+    /// whole block holds the lock already (a pool that serializes its blocks).
+    private var depth: Int
+
+    init(pool: PoolCore, allowsWrites: Bool, holdsLock: Bool) {
+        self.pool = pool
+        self.allowsWrites = allowsWrites
+        depth = holdsLock ? 1 : 0
+    }
+
+    /// Runs `body`, which writes tables, holding the pool's lock exclusively, then
+    /// announces `summary` if there is one. A save that throws
+    /// ``CabinetError/Code-swift.struct/saveNotFinished`` is decided (its journal finishes it), so it is announced too.
+    func write<R>(path: String, announcing summary: SaveSummary?, _ body: () throws -> R) throws -> R {
+        guard allowsWrites else {
+            throw CabinetError.readOnly(path: path, reason: "a StorePool read block cannot change the store; use write { } instead")
+        }
+        depth += 1
+        defer { depth -= 1 }
+        let result: R
+        do {
+            result = depth == 1 ? try pool.lock.writing(body) : try body()
+        } catch let error as CabinetError where error.code == .saveNotFinished {
+            if let summary { pool.publish(summary) }
+            throw error
+        }
+        if let summary { pool.publish(summary) }
+        return result
+    }
+}
+
+/// What one save changed, before the pool numbers it as a ``StorePool/Change``.
+struct SaveSummary {
+    var classes: [StorePool.ClassChange]
+    var namedBuffers: [String]
+
+    var isEmpty: Bool { classes.isEmpty && namedBuffers.isEmpty }
+}
+
+extension ObjectStore {
+    /// Runs `body`, which writes the backend's tables. A plain store just runs it;
+    /// a pool's context runs it as its ``ContextLink`` says (refused in a read
+    /// block, under the pool's lock in a write block), and, for a save,
+    /// announces what `entries` are about to commit.
+    func writingTables<R>(announcing entries: [ClassEntry]? = nil, _ body: () throws -> R) throws -> R {
+        guard let context else { return try body() }
+        let summary = entries.map(saveSummary).flatMap { $0.isEmpty ? nil : $0 }
+        return try context.write(path: path, announcing: summary, body)
+    }
+
+    /// The row IDs a save of `entries` (and of the pending named buffers) commits, by class.
+    private func saveSummary(_ entries: [ClassEntry]) -> SaveSummary {
+        var classes: [StorePool.ClassChange] = []
+        for entry in entries {
+            let change = StorePool.ClassChange(
+                className: entry.name,
+                inserted: entry.inserted.filter { $0.changeState == .inserted }.map(\.rowID),
+                updated: entry.updated.filter { $0.changeState == .updated }.map(\.rowID),
+                deleted: entry.deleted.filter { $0.changeState == .deleted }.map(\.rowID))
+            if !change.isEmpty { classes.append(change) }
+        }
+        return SaveSummary(classes: classes, namedBuffers: pendingNamedBuffers.keys.sorted())
+    }
+}

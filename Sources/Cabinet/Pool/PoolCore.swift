@@ -1,0 +1,143 @@
+/// The shared state of a ``StorePool``: the lock its blocks take, the template
+/// their contexts are made from, which blocks are running, and who listens
+/// for changes. `StorePool` is its public face.
+final class PoolCore: Sendable {
+    let template: ContextTemplate
+    let lock = ReadWriteLock()
+    /// Whether read blocks run side by side and beside the writer's block (the
+    /// backend's reads are thread-safe), or every block holds the lock exclusively.
+    let concurrent: Bool
+    private let state = Locked(State())
+
+    private struct State {
+        var isClosed = false
+        /// Blocks called and not finished: ``StorePool/close()`` waits for them.
+        var running = 0
+        /// Set once the root store's closing has begun (by whoever saw the last block leave).
+        var shuttingDown = false
+        var isShutDown = false
+        var closeError: CabinetError?
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+        var subscribers: [Int: AsyncStream<StorePool.Change>.Continuation] = [:]
+        var nextSubscriber = 0
+        var sequence: UInt64 = 0
+        /// A save whose journal is not applied in full yet: the next write block's context finishes it first.
+        var journalAwaitsReplay = false
+
+        /// Whether the caller is the one to close the store now: the pool is closed,
+        /// no block runs, and no one has begun closing it.
+        mutating func takeShutdown() -> Bool {
+            guard isClosed, running == 0, !shuttingDown else { return false }
+            shuttingDown = true
+            return true
+        }
+    }
+
+    init(template: ContextTemplate, concurrent: Bool) {
+        self.template = template
+        self.concurrent = concurrent
+    }
+
+    var path: String { template.backend.path }
+
+    // MARK: Contexts
+
+    /// A fresh store for one block, with objects of its own.
+    func makeContext(writes: Bool) throws -> ObjectStore {
+        let link = ContextLink(pool: self, allowsWrites: writes, holdsLock: !concurrent)
+        let store = try ObjectStore(context: template, link: link)
+        if writes { store.journalAwaitsReplay = state.withLock { $0.journalAwaitsReplay } }
+        return store
+    }
+
+    /// After a write block: whether its context left a save's journal to finish.
+    func writerFinished(_ store: ObjectStore) {
+        let pending = store.journalAwaitsReplay
+        state.withLock { $0.journalAwaitsReplay = pending }
+    }
+
+    // MARK: Running blocks, closing
+
+    /// Counts a block in, unless the pool is closed.
+    func admit() throws {
+        try state.withLock { state in
+            if state.isClosed { throw CabinetError.storeClosed(path: template.backend.path) }
+            state.running += 1
+        }
+    }
+
+    /// Counts a block out; the last one out of a closing pool closes the store.
+    func leave() {
+        let last = state.withLock { state in
+            state.running -= 1
+            return state.takeShutdown()
+        }
+        if last { shutDown() }
+    }
+
+    /// Refuses new blocks, waits for the running ones, then closes the store.
+    func close() async throws {
+        let now = state.withLock { state in
+            state.isClosed = true
+            return state.takeShutdown()
+        }
+        if now { shutDown() }
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if !state.isShutDown { state.closeWaiters.append(waiter) }
+                return state.isShutDown
+            }
+            if done { waiter.resume() }
+        }
+        if let error = state.withLock({ $0.closeError }) { throw error }
+    }
+
+    /// Finishes a save left in its journal, closes the root store (and with it
+    /// the backend), ends every change stream and wakes the closers.
+    private func shutDown() {
+        var failure: CabinetError?
+        if state.withLock({ $0.journalAwaitsReplay }) {
+            do { try template.root.recoverInterruptedSave() } catch { failure = error as? CabinetError }
+        }
+        template.root.close()
+        let (waiters, subscribers) = state.withLock { state in
+            state.isShutDown = true
+            state.closeError = failure
+            defer { state.closeWaiters = []; state.subscribers = [:] }
+            return (state.closeWaiters, Array(state.subscribers.values))
+        }
+        for subscriber in subscribers { subscriber.finish() }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: Changes
+
+    /// A new stream of the changes committed from now on; finished at once if the pool is closed.
+    func subscribe() -> AsyncStream<StorePool.Change> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StorePool.Change.self)
+        let id = state.withLock { state in
+            state.nextSubscriber += 1
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        let open = state.withLock { state in
+            if !state.isShutDown { state.subscribers[id] = continuation }
+            return !state.isShutDown
+        }
+        if !open { continuation.finish() }
+        return stream
+    }
+
+    /// Numbers a committed save and hands it to every subscriber. Called by the
+    /// write block's thread, one save at a time, so the numbers follow the commits.
+    func publish(_ summary: SaveSummary) {
+        let (change, subscribers) = state.withLock { state in
+            state.sequence += 1
+            let change = StorePool.Change(sequence: state.sequence, classes: summary.classes, namedBuffers: summary.namedBuffers)
+            return (change, Array(state.subscribers.values))
+        }
+        for subscriber in subscribers { subscriber.yield(change) }
+    }
+}

@@ -1,0 +1,56 @@
+extension StorePool {
+    /// One committed save, as ``StorePool/changes`` delivers it: the rows it
+    /// inserted, updated and deleted in each class, and the named buffers it set or removed.
+    ///
+    /// ```swift
+    /// for await change in pool.changes {
+    ///     print(change)      // "save 3: Note inserted [12] updated [] deleted []"
+    ///     if let notes = change.changes(of: Note.self), notes.deleted.contains(id) { … }
+    /// }
+    /// ```
+    public struct Change: Sendable, Equatable, CustomStringConvertible {
+        /// The save's place among the pool's commits: 1 for the first, then 2, 3, …
+        /// (saves that changed no row and no named buffer are not numbered).
+        public let sequence: UInt64
+        /// The classes whose rows the save changed, by stored name.
+        public let classes: [ClassChange]
+        /// The named buffers the save set or removed, by name.
+        public let namedBuffers: [String]
+
+        /// What the save changed in `type`'s rows; `nil` if nothing.
+        public func changes(of type: StoredObject.Type) -> ClassChange? {
+            classes.first { $0.className == type.storedName }
+        }
+
+        /// One line for a log: `save 3: Note inserted [12] updated [] deleted []; Notebook …`.
+        public var description: String {
+            let parts = classes.map(\.description) + (namedBuffers.isEmpty ? [] : ["named buffers \(namedBuffers)"])
+            return "save \(sequence): " + parts.joined(separator: "; ")
+        }
+    }
+
+    /// The rows of one class that a save changed.
+    ///
+    /// ```swift
+    /// if let notes = change.changes(of: Note.self) {
+    ///     print(notes.className, notes.inserted, notes.updated, notes.deleted)
+    /// }
+    /// ```
+    public struct ClassChange: Sendable, Equatable, CustomStringConvertible {
+        /// The class's ``StoredObject/storedName`` (its file's name; the class's name unless it says otherwise).
+        public let className: String
+        /// Row IDs of objects the save inserted, in the order they were inserted.
+        public let inserted: [UInt32]
+        /// Row IDs of objects whose content the save wrote anew.
+        public let updated: [UInt32]
+        /// Row IDs of objects the save deleted.
+        public let deleted: [UInt32]
+
+        var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+        /// `Note inserted [12] updated [4] deleted []`.
+        public var description: String {
+            "\(className) inserted \(inserted) updated \(updated) deleted \(deleted)"
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Logging
+
+/// A store shared by a whole program (a service's request handlers, several
+/// tasks): `Sendable`, with blocks that each get a store of their own.
+///
+/// ```swift
+/// let pool = try StorePool(path: "/var/lib/notes", classes: [Note.self, Notebook.self])
+/// let id: UInt32 = try await pool.write { store in
+///     let note = Note(); note.title = "Hello"
+///     store.insert(note)
+///     return note.rowID
+/// }
+/// let titles: [String] = try await pool.read { store in
+///     try store.fetchAll(Note.self).map(\.title)
+/// }
+/// try await pool.close()
+/// ```
+///
+/// - A block's `store` is a context: an ``ObjectStore`` of its own over the
+///   pool's files, made for the block and closed after it, with its own live
+///   objects (one instance per row within the block, as in any store). Objects
+///   never leave a block: a block returns `Sendable` values (row IDs, strings,
+///   structs you make from the objects).
+/// - ``read(_:)`` blocks run side by side, and beside the running write block;
+///   each sees whole saves only, across every class, and the same saved state
+///   from its start to its end. A read block cannot change the store.
+/// - ``write(_:)`` blocks run one at a time, in the order they were called; the
+///   store is saved when the block returns. A block that throws saves nothing
+///   (what it inserted, changed or deleted is dropped with its context), and
+///   since no context outlives its block, no block ever sees stale objects.
+/// - ``changes`` tells every committed save, in order.
+///
+/// Blocks run on threads of the pool's own (dispatch queues), not on Swift's
+/// cooperative pool, because they wait for files and locks.
+///
+/// How: every block gets a fresh context over the one open backend. Read blocks
+/// hold a reader-writer lock (writers preferred) shared for their whole
+/// duration; a save holds it exclusively only while it writes, so readers wait
+/// only for saves, and a save only for the reads already running. A backend
+/// whose reads are not thread-safe (one outside this package) gets every block
+/// holding the lock exclusively, one at a time.
+public final class StorePool: Sendable {
+    /// The backend's location: the store directory, or the in-memory store's name.
+    public let path: String
+    let core: PoolCore
+    private let readers = QueueExecutor(label: "Cabinet.StorePool.read", concurrent: true)
+    private let writer = QueueExecutor(label: "Cabinet.StorePool.write", concurrent: false)
+
+    /// Opens (or creates) the store directory at `path` on Tokyo Cabinet for
+    /// threads that read at once, and registers `classes`.
+    ///
+    /// ```swift
+    /// let pool = try StorePool(path: "/var/lib/notes", classes: [Note.self, Notebook.self])
+    /// ```
+    /// The pool holds the store's lock until ``close()``: another `ObjectStore`
+    /// or pool on the same directory gets ``CabinetError/storeLocked(path:pid:)``.
+    /// Every class the blocks use must be in `classes` (a block cannot register one).
+    /// Throws what ``ObjectStore/init(path:readOnly:createIfMissing:options:)`` and
+    /// ``ObjectStore/register(_:)-(StoredObject.Type...)`` throw.
+    public convenience init(path: String, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
+                            logger: Logger = ObjectStore.defaultLogger) throws {
+        var tuning = TokyoCabinetBackend.Options()
+        tuning.concurrentReads = true
+        try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), classes: classes, options: options, logger: logger)
+    }
+
+    /// A pool on any backend, such as ``MemoryBackend``; the pool owns it from
+    /// now on and closes it in ``close()``.
+    ///
+    /// ```swift
+    /// let pool = try StorePool(backend: MemoryBackend(), classes: [Note.self])
+    /// ```
+    /// Read blocks run side by side when the backend's reads are thread-safe:
+    /// ``MemoryBackend``, and ``TokyoCabinetBackend`` made with
+    /// ``TokyoCabinetBackend/Options/concurrentReads``. On any other backend
+    /// every block runs alone.
+    /// `logger` receives what the pool's stores cannot throw (see ``ObjectStore/logger``).
+    public init(backend: any StorageBackend, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
+                logger: Logger = ObjectStore.defaultLogger) throws {
+        let root = try ObjectStore(backend: backend, options: options, logger: logger)
+        do {
+            for type in classes { try root.register(type) }
+            if !backend.services.isReadOnly {
+                // Created (and catalogued) now: a context never creates a table or writes the catalog.
+                _ = try root.namedBuffersTable(creating: true)
+                if root.hasUnsavedChanges { try root.save() }
+            }
+            // Every table open now, so that none is opened while blocks run on several threads.
+            for name in try backend.tableNames() { _ = try backend.openTable(named: name) }
+        } catch {
+            root.close()
+            throw error
+        }
+        path = backend.path
+        let concurrent = (backend as? any ConcurrentReadingBackend)?.allowsConcurrentReads ?? false
+        core = PoolCore(template: ContextTemplate(root: root), concurrent: concurrent)
+    }
+
+    /// Runs `block` with a context of its own that sees the store as of the last
+    /// save, and returns what it returns.
+    ///
+    /// ```swift
+    /// let titles: [String] = try await pool.read { store in
+    ///     try store.fetchAll(Note.self).map(\.title)
+    /// }
+    /// ```
+    /// Read blocks run side by side, and beside the running write block; a
+    /// read block waits only while a save writes, and sees no save that
+    /// commits after it started. A block that inserts, changes or deletes
+    /// objects throws ``CabinetError/readOnly(path:reason:)`` and nothing of it
+    /// is saved (so do `save()`, `upgradeAll` and `compact()` in it).
+    /// Throws ``CabinetError/storeClosed(path:)`` once ``close()`` was called,
+    /// and whatever `block` throws.
+    public func read<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
+        try core.admit()
+        return try await withTaskExecutorPreference(readers) { try await run(block, writes: false) }
+    }
+
+    /// Runs `block` with a context of its own, then saves it, and returns what
+    /// `block` returns. Write blocks run one at a time, in the order called.
+    ///
+    /// ```swift
+    /// let id: UInt32 = try await pool.write { store in
+    ///     let note = Note(); note.title = "Hello"
+    ///     store.insert(note)
+    ///     return note.rowID
+    /// }
+    /// ```
+    /// If `block` throws, or the save does, nothing of the block is saved:
+    /// its objects go with its context, and the next block sees the store as it
+    /// was. (`store.save()` inside the block commits what was done so far, as one
+    /// more save; a throw after it drops only what followed.) Throws
+    /// ``CabinetError/storeClosed(path:)`` once ``close()`` was called.
+    public func write<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
+        try core.admit()
+        return try await withTaskExecutorPreference(writer) { try await run(block, writes: true) }
+    }
+
+    /// Every save committed from now on, in commit order, once each: a new
+    /// stream per access, so each subscriber gets every change.
+    ///
+    /// ```swift
+    /// for await change in pool.changes {
+    ///     if let notes = change.changes(of: Note.self) { print(notes.inserted) }
+    /// }
+    /// ```
+    /// The stream ends when the pool closes. It keeps changes until they are
+    /// read: a subscriber that stops reading should end its loop (dropping the stream).
+    public var changes: AsyncStream<Change> {
+        core.subscribe()
+    }
+
+    /// Refuses new blocks, waits for the blocks already called to finish, then
+    /// closes the store (finishing first a save its journal still holds) and
+    /// ends the ``changes`` streams. Calling it again waits the same way.
+    ///
+    /// ```swift
+    /// try await pool.close()
+    /// try await pool.read { _ in 0 }     // throws storeClosed
+    /// ```
+    /// Throws if a save left in the journal could not be finished; the next open finishes it.
+    public func close() async throws {
+        try await core.close()
+    }
+
+    // MARK: Running blocks (on the pool's queues)
+
+    /// Runs a block in a context of its own, on the queue the caller chose: a read
+    /// block holding the lock shared; a write block without it (its saves take it,
+    /// see `ContextLink`), then saved. On a backend without thread-safe reads,
+    /// every block holds the lock exclusively.
+    #if hasAttribute(concurrent)
+    @concurrent
+    #endif
+    private nonisolated func run<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T, writes: Bool) async throws -> T {
+        defer { core.leave() }
+        var context: ObjectStore?
+        // Closed after the lock is let go: it frees objects, and reads nothing.
+        defer {
+            if let context {
+                if writes { core.writerFinished(context) }
+                context.close()
+            }
+        }
+        func run() throws -> T {
+            let store = try core.makeContext(writes: writes)
+            context = store
+            let result = try block(store)
+            if writes {
+                try store.save()
+            } else if store.hasUnsavedChanges {
+                throw CabinetError.readOnly(path: store.path, reason: "a StorePool read block changed objects, which are not saved; use write { } instead")
+            }
+            return result
+        }
+        if !core.concurrent { return try core.lock.writing(run) }
+        return try writes ? run() : core.lock.reading(run)
+    }
+}
