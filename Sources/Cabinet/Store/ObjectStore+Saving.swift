@@ -31,13 +31,16 @@ extension ObjectStore {
         let touchesNamedBuffers = !pendingNamedBuffers.isEmpty
         if entries.isEmpty && !touchesNamedBuffers { return }
 
-        for entry in entries where !entry.inserted.isEmpty {
-            try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
-        }
-        if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) > 1 {
-            try saveThroughJournal(entries)
-        } else {
-            try saveDirectly(entries)
+        // From the first file changed to the last commit, readers in other processes wait.
+        try changingTables {
+            for entry in entries where !entry.inserted.isEmpty {
+                try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
+            }
+            if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) > 1 {
+                try saveThroughJournal(entries)
+            } else {
+                try saveDirectly(entries)
+            }
         }
         finishSave(entries)
         pendingNamedBuffers.removeAll()
@@ -181,17 +184,19 @@ extension ObjectStore {
 
     /// Finishes a save a crash (or a failed write) interrupted, from its journal.
     func recoverInterruptedSave() throws {
-        guard backend.services.needsJournal, let bytes = try backend.services.readJournal() else {
+        try changingTables {
+            guard backend.services.needsJournal, let bytes = try backend.services.readJournal() else {
+                journalAwaitsReplay = false
+                return
+            }
+            do {
+                try applyJournal(bytes)
+            } catch let failure as JournalApplyFailure {
+                throw failure.error
+            }
+            try backend.services.removeJournal()
             journalAwaitsReplay = false
-            return
         }
-        do {
-            try applyJournal(bytes)
-        } catch let failure as JournalApplyFailure {
-            throw failure.error
-        }
-        try backend.services.removeJournal()
-        journalAwaitsReplay = false
     }
 
     private func forEachNamedBufferChange(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws {
