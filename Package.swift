@@ -82,6 +82,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/StoreHolder"
         ),
+        // The writer of the live-store tests: saves when told, while the test reads the store.
+        .executableTarget(
+            name: "cabinet-test-writer",
+            dependencies: ["Cabinet", "TortureModels"],
+            path: "Tests/Helpers/LiveWriter"
+        ),
         // The classes of the crash-torture test, shared by its child and the test.
         .target(
             name: "TortureModels",

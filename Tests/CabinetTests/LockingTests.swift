@@ -2,7 +2,7 @@ import Cabinet
 import Foundation
 import Testing
 
-/// One writer per store, checked with real processes.
+/// One writer per store, and readers beside it in other processes, checked with real processes.
 @Suite struct LockingTests {
     @Test func aSecondStoreInTheSameProcessIsRefused() throws {
         let directory = try TemporaryDirectory()
@@ -50,34 +50,39 @@ import Testing
         return (holder, input)
     }
 
-    @Test func readersShareAStoreAndKeepWritersOut() throws {
+    @Test func readersShareAStoreWithEachOtherAndWithAWriterElsewhere() throws {
         let directory = try makeStore()
         let (holder, input) = try startHolder(directory.path, reading: true)     // another process reads
         let reader = try ObjectStore(path: directory.path, readOnly: true)
         try reader.register(Song.self)
         #expect(try reader.fetchAll(Song.self).map(\.title) == ["shared"])
+        // Inside one process a store is open for reading or for writing, not both.
         #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
         let song = Song(); reader.insert(song)
         #expect(throws: CabinetError.self) { try reader.save() }       // read-only: nothing is written
         reader.close()
-        try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
-        let writer = try ObjectStore(path: directory.path)             // every reader gone
+        let writer = try ObjectStore(path: directory.path)             // the other process still reads
         try writer.register(Song.self)
-        #expect(try writer.count(of: Song.self) == 1)
-        writer.close()
-    }
-
-    @Test func aReaderIsToldWhichProcessIsWriting() throws {
-        let directory = try makeStore()
-        let (holder, input) = try startHolder(directory.path, reading: false)
-        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: holder.processIdentifier)) {
+        writer.insert(Song())
+        try writer.save()
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: getpid())) {
             _ = try ObjectStore(path: directory.path, readOnly: true)
         }
         try input.fileHandleForWriting.close()
         holder.waitUntilExit()
+        #expect(try writer.count(of: Song.self) == 2)
+        writer.close()
+    }
+
+    @Test func aReaderReadsWhileAnotherProcessWrites() throws {
+        let directory = try makeStore()
+        let (holder, input) = try startHolder(directory.path, reading: false)
         let reader = try ObjectStore(path: directory.path, readOnly: true)
+        try reader.register(Song.self)
+        #expect(try reader.fetchAll(Song.self).map(\.title) == ["shared"])
         reader.close()
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
     }
 
     @Test func aReadOnlyStoreCreatesNothing() throws {

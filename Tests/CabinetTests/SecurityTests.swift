@@ -165,7 +165,7 @@ import Testing
         #expect(DirectoryFiles.exists(directory.path + "/.cabinet-lock"))
         try FileManager.default.removeItem(atPath: directory.path + "/.cabinet-lock")
         #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
-        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path, readOnly: true) }
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: getpid())) { _ = try ObjectStore(path: directory.path, readOnly: true) }
         first.close()
         #expect(!DirectoryFiles.exists(directory.path + "/.cabinet-lock"), "closing leaves no stale process ID")
 
@@ -178,6 +178,27 @@ import Testing
         holder.waitUntilExit()
         let after = try ObjectStore(path: directory.path)
         after.close()
+    }
+
+    /// Readers coordinate with the writer through `.cabinet-commit`; without it a
+    /// reader may read only with the writer kept out, so removing it lets no reader
+    /// read beside a writer that does not know of it.
+    @Test func removingTheCommitFileLetsNoReaderReadUnlocked() throws {
+        let directory = try TemporaryDirectory()
+        let writer = try LiveWriter(directory.path)
+        _ = try writer.send("save")
+        try FileManager.default.removeItem(atPath: directory.path + "/.cabinet-commit")
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: writer.pid)) { _ = try ObjectStore(path: directory.path, readOnly: true) }
+        _ = try writer.send("quit")
+        // A reader of a store without the file holds the directory shared, as before: writers wait for it to close.
+        let (reader, input, line) = try startHolder(directory.path, reading: true)
+        #expect(line == "locked \(reader.processIdentifier)")
+        #expect(throws: CabinetError.storeLocked(path: directory.path, pid: nil)) { _ = try ObjectStore(path: directory.path) }
+        try input.fileHandleForWriting.close()
+        reader.waitUntilExit()
+        let next = try ObjectStore(path: directory.path)                    // makes the file again
+        #expect(DirectoryFiles.exists(directory.path + "/.cabinet-commit"))
+        next.close()
     }
 
     @Test func aStaleLockNoteOfAKilledWriterNamesNoOne() throws {

@@ -96,6 +96,8 @@ class ForwardingServices: StoreServices {
     func readCatalog() throws -> StoreCatalog? { try inner.readCatalog() }
     func writeCatalog(_ catalog: StoreCatalog) throws { try inner.writeCatalog(catalog) }
     func pendingRecovery() throws -> [PendingRecovery] { try inner.pendingRecovery() }
+    func withCommittedState<R>(_ body: () throws -> R) throws -> R { try inner.withCommittedState(body) }
+    func withExclusiveCommit<R>(_ body: () throws -> R) throws -> R { try inner.withExclusiveCommit(body) }
 }
 
 /// A table that hands every call to `inner`; see ``ForwardingBackend``.

@@ -70,13 +70,20 @@ struct Verify: ParsableCommand {
 }
 
 struct Backup: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Copy the store, as of its last save, to a new directory.")
+    static let configuration = CommandConfiguration(abstract: "Copy the store, as of its last save, to a new directory (also while an app has it open).")
     @Argument(help: "The store directory.") var store: String
     @Argument(help: "A new (or empty) directory for the copy.") var destination: String
 
     func run() throws {
         try reportingErrors {
-            let opened = try ObjectStore(path: store, createIfMissing: false)   // a typo must not become a store
+            let opened: ObjectStore
+            do {
+                // A reader: alongside the app that has the store open, as of its last save.
+                opened = try ObjectStore(path: store, readOnly: true)
+            } catch CabinetError.Code.recoveryPending {
+                // A killed writer left a save to finish: a writable open finishes it first.
+                opened = try ObjectStore(path: store, createIfMissing: false)   // a typo must not become a store
+            }
             defer { opened.close() }
             try opened.backup(to: destination)
             print("Backed up \(store) to \(destination)")

@@ -49,7 +49,7 @@ extension ObjectStore {
         if isSaving { changeDuringSave("\(call)") }
         try checkOpen()
         if journalAwaitsReplay { try recoverInterruptedSave() }
-        try body()
+        try readingCommittedState(body)
     }
 
     /// Replaces the store at `path` with the backup at `backup` (made by
@@ -72,10 +72,13 @@ extension ObjectStore {
         reading.readOnly = true
         let source = try TokyoCabinetBackend(directory: backup, options: reading)
         defer { source.close() }
-        let format = try restorableFormat(of: source)
-        let target = try TokyoCabinetBackend(directory: path)
-        defer { target.close() }
-        try target.replaceContents(with: source, formatMarker: format.marker)
+        // The backup is read as one operation: a writer of it, elsewhere, does not commit meanwhile.
+        try source.withCommittedState {
+            let format = try restorableFormat(of: source)
+            let target = try TokyoCabinetBackend(directory: path)
+            defer { target.close() }
+            try target.replaceContents(with: source, formatMarker: format.marker)
+        }
     }
 
     /// Replaces everything `target` holds with the store in `source`, on any
@@ -88,7 +91,10 @@ extension ObjectStore {
     /// `source` must be a store (it has tables) with nothing left to recover.
     /// All or nothing, as `target`'s ``StorageBackend/replaceContents(with:formatMarker:)`` promises.
     public static func restore(from source: any StorageBackend, to target: any StorageBackend) throws {
-        try target.replaceContents(with: source, formatMarker: restorableFormat(of: source).marker)
+        // The source is read as one operation: a writer of it, elsewhere, does not commit meanwhile.
+        try source.services.withCommittedState {
+            try target.replaceContents(with: source, formatMarker: restorableFormat(of: source).marker)
+        }
     }
 
     /// The record format of a backup, once it is known to be one: it has

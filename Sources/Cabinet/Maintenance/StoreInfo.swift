@@ -37,10 +37,9 @@ public struct StoreInfo: Sendable {
     /// interrupted transaction); empty when nothing is pending.
     public var pendingRecovery: [String]
 
-    /// Reads the store at `path`, read-only: it shares the store with other
-    /// readers, writes nothing, fails with ``CabinetError/storeLocked(path:pid:)``
-    /// if a writer has it open and with ``CabinetError/notAStore(path:reason:)``
-    /// if `path` is not a store.
+    /// Reads the store at `path`, read-only: alongside other readers and a writer
+    /// in another process (as of its last save), writing nothing; fails with
+    /// ``CabinetError/notAStore(path:reason:)`` if `path` is not a store.
     public init(path: String) throws {
         var reading = TokyoCabinetBackend.Options()
         reading.readOnly = true
@@ -55,9 +54,15 @@ public struct StoreInfo: Sendable {
     /// ```swift
     /// let info = try StoreInfo(backend: MemoryBackend())
     /// ```
-    /// It reads only; a table that waits for recovery is not opened. On a
-    /// read-only backend nothing at all is written.
+    /// It reads only, as one read operation (see ``StoreServices/withCommittedState(_:)``);
+    /// a table that waits for recovery is not opened. On a read-only backend
+    /// nothing at all is written.
     public init(backend: any StorageBackend) throws {
+        // One read operation: a writer in another process does not commit while it runs.
+        self = try backend.services.withCommittedState { try StoreInfo(reading: backend) }
+    }
+
+    private init(reading backend: any StorageBackend) throws {
         path = backend.path
         recordFormat = try StoreVerifier.recordFormat(of: backend)
         journalPending = try backend.services.readJournal() != nil

@@ -16,14 +16,15 @@
 /// a killed writer, a rebuild's temporary copy) with what to do.
 ///
 /// It writes nothing: ``verify(path:)`` opens the store read-only, alongside
-/// other readers, so it runs on a store it may only read, and never on a path
-/// that is not a store.
+/// other readers and a writer in another process (whose saves wait while it
+/// runs), so it runs on a live store and on a store it may only read, and
+/// never on a path that is not a store.
 public enum StoreVerifier {
     /// One damaged thing, with where it is.
     public typealias Problem = StorageProblem
 
     /// The problems found in the store at `path` (empty if none). Throws only if
-    /// the store cannot be opened at all (not a store, a file in the way, locked by a writer).
+    /// the store cannot be opened at all (not a store, a file in the way).
     public static func verify(path: String) throws -> [Problem] {
         var reading = TokyoCabinetBackend.Options()
         reading.readOnly = true
@@ -41,6 +42,11 @@ public enum StoreVerifier {
     /// let problems = try StoreVerifier.verify(MemoryBackend())
     /// ```
     public static func verify(_ backend: any StorageBackend) throws -> [Problem] {
+        // One read operation: a writer in another process does not commit while it runs.
+        try backend.services.withCommittedState { try check(backend) }
+    }
+
+    private static func check(_ backend: any StorageBackend) throws -> [Problem] {
         let services = backend.services
         var problems: [Problem] = []
         do {

@@ -94,9 +94,11 @@ extension ObjectStore {
     /// block, under the pool's lock in a write block), and, for a save,
     /// announces what `entries` are about to commit.
     func writingTables<R>(announcing entries: [ClassEntry]? = nil, _ body: () throws -> R) throws -> R {
-        guard let context else { return try body() }
+        // The pool's lock keeps this process's read blocks out; the commit lock
+        // (changingTables) keeps readers in other processes out.
+        guard let context else { return try changingTables(body) }
         let summary = entries.map(saveSummary).flatMap { $0.isEmpty ? nil : $0 }
-        return try context.write(path: path, announcing: summary, body)
+        return try context.write(path: path, announcing: summary) { try changingTables(body) }
     }
 
     /// The row IDs a save of `entries` (and of the pending named buffers) commits, by class.

@@ -10,7 +10,7 @@ extension ObjectStore {
         useDetector.enter("fetch(_:rowID:)")
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
-        return try loadedObject(entry, rowID: rowID).map { unsafeDowncast($0, to: T.self) }
+        return try readingCommittedState { try loadedObject(entry, rowID: rowID) }.map { unsafeDowncast($0, to: T.self) }
     }
 
     /// The object of a row with its content: the live instance (loaded if it is a
@@ -22,7 +22,8 @@ extension ObjectStore {
             case .deleted: return nil
             case .inserted: return live
             default:
-                if !live.hasContent, try !loadContent(of: live, entry: entry) { return nil }
+                // A fault loads; in a read-only store a clean object takes the last committed content.
+                if !live.hasContent || refreshesLiveObjects(live), try !loadContent(of: live, entry: entry) { return nil }
                 return live
             }
         }
@@ -109,7 +110,7 @@ extension ObjectStore {
         useDetector.enter("count(of:)")
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
-        return max(entry.table.recordCount - 1, 0)
+        return try readingCommittedState { max(entry.table.recordCount - 1, 0) }
     }
 
     /// Loads a fault's content now, throwing if it cannot be read (a `@Stored`
@@ -125,7 +126,7 @@ extension ObjectStore {
         defer { useDetector.leave() }
         try checkOpen()
         guard !object.hasContent, let entry = object.entry, entry.store === self else { return }
-        guard try loadContent(of: object, entry: entry) else {
+        guard try readingCommittedState({ try loadContent(of: object, entry: entry) }) else {
             throw CabinetError.missingRecord(entry.location(row: object.rowID))
         }
         object.contentLoadFailed = false
@@ -136,7 +137,7 @@ extension ObjectStore {
         useDetector.enter("reading a fault's @Stored property")
         defer { useDetector.leave() }
         do {
-            if try !loadContent(of: object, entry: entry) {
+            if try !readingCommittedState({ try loadContent(of: object, entry: entry) }) {
                 throw CabinetError.missingRecord(entry.location(row: object.rowID))
             }
         } catch {
@@ -198,6 +199,10 @@ extension ObjectStore {
         useDetector.enter("fetchAll(_:) or enumerate(_:_:)")
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
+        if coordinatesReads && committedReadDepth == 0 {
+            // A read-only store: the whole scan is one read of committed saves (it runs this again, nested).
+            return try readingCommittedState { try scan(type, reserve: reserve, body) }
+        }
         reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)
         entry.prepareForScan()
         entry.live.reserve(upTo: min(entry.metadata.lastRowID, entry.denseLimit))
@@ -217,7 +222,7 @@ extension ObjectStore {
             if let live = entry.live.object(at: rowID) {
                 if live.changeState == .deleted { return true }
                 object = live
-                if !object.hasContent {
+                if !object.hasContent || refreshesLiveObjects(object) {
                     buffer.load(value)
                     try decode(&buffer, into: object, entry: entry)
                 }

@@ -47,10 +47,11 @@ extension ObjectStore {
         let bytes: [UInt8]?
         if let pending = pendingNamedBuffers[name] {
             bytes = pending
-        } else if let table = try namedBuffersTable(creating: false) {
-            bytes = try Array(name.utf8).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } }
         } else {
-            bytes = nil
+            bytes = try readingCommittedState {
+                guard let table = try namedBuffersTable(creating: false) else { return nil }
+                return try Array(name.utf8).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } }
+            }
         }
         guard let bytes else { return nil }
         var buffer = DataBuffer(bytes: bytes)

@@ -185,22 +185,24 @@ extension ObjectStore {
 
     /// Finishes a save a crash (or a failed write) interrupted, from its journal.
     func recoverInterruptedSave() throws {
-        guard backend.services.needsJournal, let bytes = try backend.services.readJournal() else {
-            journalAwaitsReplay = false
-            return
-        }
+        var replayed: Int?
         try writingTables {
+            guard backend.services.needsJournal, let bytes = try backend.services.readJournal() else {
+                journalAwaitsReplay = false
+                return
+            }
+            replayed = bytes.count
             do {
                 try applyJournal(bytes)
             } catch let failure as JournalApplyFailure {
                 throw failure.error
             }
             try backend.services.removeJournal()
+            journalAwaitsReplay = false
         }
-        journalAwaitsReplay = false
         // A save that a kill (or a failed write) left in the journal is whole now: say so.
-        logger.notice("Cabinet: finished a save left in the journal (\(bytes.count) bytes)",
-                      metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(backend.services.journalLocation)"])
+        if let replayed { logger.notice("Cabinet: finished a save left in the journal (\(replayed) bytes)",
+                                        metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(backend.services.journalLocation)"]) }
     }
 
     private func forEachNamedBufferChange(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws {

@@ -82,6 +82,11 @@ public final class ObjectStore {
     var catalog: StoreCatalog?
     /// Set while a journal written by a save has not been applied in full.
     var journalAwaitsReplay = false
+    /// Whether each read goes through the backend's ``StoreServices/withCommittedState(_:)``:
+    /// a read-only store, whose writer may be saving in another process.
+    let coordinatesReads: Bool
+    /// How many read operations of a read-only store are running, nested (see ``readingCommittedState(_:)``).
+    var committedReadDepth = 0
     /// An error found where the API cannot throw (an insert), reported by the next save.
     var deferredSaveError: CabinetError?
 
@@ -124,14 +129,17 @@ public final class ObjectStore {
     /// let reader = try ObjectStore(path: "/tmp/music", readOnly: true)           // shares with other readers
     /// let existing = try ObjectStore(path: "/tmp/music", createIfMissing: false)  // a typo is an error, not a new store
     /// ```
-    /// A read-only store shares the directory with other readers and excludes
-    /// writers; it never creates or writes anything, so it needs only read
-    /// permission (`save()` with changes throws ``CabinetError/readOnly(path:reason:)``).
-    /// It refuses a store with a save to finish (``CabinetError/recoveryPending(path:reason:)``):
+    /// A read-only store reads alongside other readers and a writer in another
+    /// process, and each of its reads (a fetch, a scan, a fault) sees whole saves
+    /// only, the last committed when the read began; it never creates or writes
+    /// anything, so it needs only read permission (`save()` with changes throws
+    /// ``CabinetError/readOnly(path:reason:)``). It refuses a store with a save a
+    /// killed writer left to finish (``CabinetError/recoveryPending(path:reason:)``):
     /// open it writable once first.
     /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file,
     /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not, and
-    /// ``CabinetError/storeLocked(path:pid:)`` if another process has the store open.
+    /// ``CabinetError/storeLocked(path:pid:)`` if another writer has the store open
+    /// (or, for a reader, this process has it open for writing).
     public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options(),
                             logger: Logger = ObjectStore.defaultLogger) throws {
         var tuning = TokyoCabinetBackend.Options()
@@ -148,23 +156,29 @@ public final class ObjectStore {
     /// `logger` receives what the store cannot throw (see ``logger``), from the
     /// open on: a save finished from its journal while opening is logged there.
     public init(backend: any StorageBackend, options: Options = Options(), logger: Logger = ObjectStore.defaultLogger) throws {
-        // A reader may not finish what a killed writer left, and must not read half-written files.
-        if backend.services.isReadOnly {
-            let pending = try backend.services.pendingRecovery()
-            if !pending.isEmpty {
-                throw CabinetError.recoveryPending(path: backend.path, reason: pending.map(\.description).joined(separator: "; "))
+        let services = backend.services
+        var format = RecordFormat.plain, catalog: StoreCatalog?
+        try services.withCommittedState {
+            // A reader may not finish what a killed writer left, and must not read half-written files.
+            if services.isReadOnly {
+                let pending = try services.pendingRecovery()
+                if !pending.isEmpty {
+                    throw CabinetError.recoveryPending(path: backend.path, reason: pending.map(\.description).joined(separator: "; "))
+                }
             }
+            format = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
+            catalog = try services.readCatalog()
         }
+        (recordFormat, self.catalog) = (format, catalog)
         self.backend = backend
         self.logger = logger
         self.path = backend.path
         self.options = options
+        coordinatesReads = services.isReadOnly
         useDetector = ConcurrentUseDetector(path: backend.path)
         resolver = ReferenceResolver(useDetector: useDetector)
         context = nil
         ownsBackend = true
-        recordFormat = try ObjectStore.recordFormat(of: backend, asked: options.recordFormat)
-        catalog = try backend.services.readCatalog()
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
         if !backend.services.isReadOnly { try recoverInterruptedSave() }
@@ -186,6 +200,7 @@ public final class ObjectStore {
         resolver = ReferenceResolver(useDetector: useDetector)
         context = link
         ownsBackend = false
+        coordinatesReads = false
         undoManager.store = self
         undoManager.isEnabled = false
         for registered in template.classes {
@@ -230,7 +245,9 @@ public final class ObjectStore {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "\(String(describing: other.type)) is already registered with the stored name '\(name)'")
         }
-        let (table, metadata) = try ClassRegistrar(store: self).open(type, name: name)
+        // Opening may create the class's file and write its metadata row: a writer does it while readers wait.
+        let (table, metadata) = try coordinatesReads ? readingCommittedState { try ClassRegistrar(store: self).open(type, name: name) }
+                                                     : changingTables { try ClassRegistrar(store: self).open(type, name: name) }
         if let holder = resolver.entry(classID: metadata.classID) {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")

@@ -46,8 +46,10 @@ extension ObjectStore {
             var upgraded = entry.metadata
             upgraded.version = target
             let bytes = upgraded.bytes
-            try entry.table.transaction {
-                try bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
+            try changingTables {
+                try entry.table.transaction {
+                    try bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
+                }
             }
             entry.metadata = upgraded
         }
@@ -93,15 +95,18 @@ extension ObjectStore {
         var buffer = DataBuffer()
         var record = DataBuffer()
         let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
-        try entry.table.transaction {
-            for rowID in range {
-                guard try entry.table.withValue(forRow: rowID, { record.load($0) }) != nil else { continue }
-                let recordVersion = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
-                guard shouldRewrite(recordVersion) else { continue }
-                let object = try upgradedObject(entry, rowID: rowID, record: &record)
-                try encode(object, entry: entry, into: &buffer, version: version)
-                try buffer.withUnsafeBytes { try entry.table.setValue($0, forRow: rowID) }
-                rewritten += 1
+        // One batch is one commit: readers in other processes wait for it, and see it whole.
+        try changingTables {
+            try entry.table.transaction {
+                for rowID in range {
+                    guard try entry.table.withValue(forRow: rowID, { record.load($0) }) != nil else { continue }
+                    let recordVersion = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
+                    guard shouldRewrite(recordVersion) else { continue }
+                    let object = try upgradedObject(entry, rowID: rowID, record: &record)
+                    try encode(object, entry: entry, into: &buffer, version: version)
+                    try buffer.withUnsafeBytes { try entry.table.setValue($0, forRow: rowID) }
+                    rewritten += 1
+                }
             }
         }
         return rewritten

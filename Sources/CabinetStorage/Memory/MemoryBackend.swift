@@ -85,6 +85,12 @@ public final class MemoryBackend: StorageBackend, StoreServices {
 
     /// Always empty: nothing of an in-memory store outlives a crash.
     public func pendingRecovery() throws -> [PendingRecovery] { [] }
+
+    /// Runs `body`: only this process reaches the store, so no writer elsewhere changes it.
+    public func withCommittedState<R>(_ body: () throws -> R) throws -> R { try body() }
+
+    /// Runs `body`: only this process reaches the store, so no reader elsewhere waits.
+    public func withExclusiveCommit<R>(_ body: () throws -> R) throws -> R { try body() }
 }
 
 /// One in-memory table; transactions keep the values they replace so abort can put them back.

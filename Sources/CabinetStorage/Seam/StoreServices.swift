@@ -33,17 +33,44 @@
 ///   Cabinet backend's files give), ``CabinetError/systemCallFailure(_:operation:errno:message:)``.
 ///   Nothing traps on damaged data.
 public protocol StoreServices: AnyObject {
-    /// How this open holds the store's lock: `false` as its one writer, `true`
-    /// as one of any number of readers.
+    /// How this open holds the store: `false` as its one writer, `true` as one
+    /// of any number of readers.
     ///
-    /// The lock is taken when the backend opens, for as long as it is open:
-    /// while a writer has the store, another open (writer or reader, in this
-    /// process or another) throws ``CabinetError/storeLocked(path:pid:)`` at once,
-    /// and while readers have it, a writer's open does. ``StorageBackend/close()``
-    /// releases it, and so must the death of the process that held it (a lock a
-    /// crash leaves behind would lock the store for good). A store only one
-    /// process can reach (in memory) needs no lock.
+    /// The writer's lock is taken when the backend opens, for as long as it is
+    /// open: while a writer has the store, a second writer's open (in this
+    /// process or another) throws ``CabinetError/storeLocked(path:pid:)`` at once.
+    /// Readers in other processes open alongside the writer and each other, and
+    /// see whole saves only (see ``withCommittedState(_:)``); inside one process a
+    /// store is open either for writing once or for reading. ``StorageBackend/close()``
+    /// releases the lock, and so must the death of the process that held it (a
+    /// lock a crash leaves behind would lock the store for good). A store only
+    /// one process can reach (in memory) needs no lock.
     var isReadOnly: Bool { get }
+
+    /// Runs `body`, one read operation of a reader (a fetch, a scan, loading a
+    /// fault, a whole `cabinet verify`), on committed saves only: while it runs
+    /// no writer changes the tables, and the tables this backend has open show
+    /// the last save committed before it started (a reader's handles are brought
+    /// up to date first: records added or removed, files rebuilt and replaced).
+    /// Calls nest: an inner call runs inside the outer one's state. A table in
+    /// which a killed writer left a transaction throws
+    /// ``CabinetError/recoveryPending(path:reason:)`` when it is read.
+    ///
+    /// A writer, and a store no other process can reach, runs `body` as it is:
+    /// the writer is the only one changing its tables. The layer above may skip
+    /// the call for a store that is not ``isReadOnly``.
+    /// ```swift
+    /// let count = try backend.services.withCommittedState { try backend.openTable(named: "Song").recordCount }
+    /// ```
+    func withCommittedState<R>(_ body: () throws -> R) throws -> R
+
+    /// Runs `body`, the part of a writer's operation that changes tables (a save
+    /// from its first transaction, or its journal, to the last commit; a rebuild
+    /// of a file; a replay; a restore's swaps), exclusive of every reader's
+    /// ``withCommittedState(_:)``: it waits for the readers' operations in
+    /// progress, and they wait for it. Calls nest. A reader, and a store no other
+    /// process can reach, runs `body` as it is.
+    func withExclusiveCommit<R>(_ body: () throws -> R) throws -> R
 
     /// Whether the tables outlive the process, so that a save touching several
     /// of them must go through the journal to stay all-or-nothing. `false` for a

@@ -54,13 +54,21 @@ extension TokyoCabinetBackend {
             try TokyoCabinetBackend.writeStore(copying: source, formatMarker: formatMarker, into: staging + ".partial")
             let catalog = try source.services.readCatalog() != nil ? [TokyoCabinetBackend.catalogFileName] : []
             try TokyoCabinetBackend.writeManifest(names: try source.tableNames() + catalog, in: staging + ".partial")
-            // The decision: from here the restore happens, if need be at the next open.
-            try DirectoryFiles.replace(staging, with: staging + ".partial", directory: path, sync: true)
         } catch {
             try? FileManager.default.removeItem(atPath: staging + ".partial")
             throw error
         }
-        try finishRestore()
+        // Readers in other processes wait from the decision to the last file moved in.
+        try withExclusiveCommit {
+            do {
+                // The decision: from here the restore happens, if need be at the next open.
+                try DirectoryFiles.replace(staging, with: staging + ".partial", directory: path, sync: true)
+            } catch {
+                try? FileManager.default.removeItem(atPath: staging + ".partial")
+                throw error
+            }
+            try finishRestore()
+        }
     }
 
     /// Writes a complete store at `directory` (which must not exist) from `source`,

@@ -13,7 +13,9 @@ import Foundation
 /// let backend = try TokyoCabinetBackend(directory: "/tmp/music", options: tuning)
 /// ```
 /// The directory is locked while the backend is open: a second writer, in
-/// this process or another, gets ``CabinetError/storeLocked(path:pid:)``. The
+/// this process or another, gets ``CabinetError/storeLocked(path:pid:)``;
+/// readers in other processes read alongside the writer (see
+/// ``withCommittedState(_:)``). The
 /// services (journal, format marker, catalog) are files beside the tables, each
 /// written under a temporary name and renamed into place; the backend is its
 /// own ``StoreServices``.
@@ -33,10 +35,10 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         /// save 2.5 times slower; mapping costs address space, not memory, and
         /// scans hand their pages back as they go.
         public var mappedSize: Int64 = 1 << 30
-        /// Open as a reader: other readers may open the store at the same time,
-        /// a writer may not (and a reader cannot open a store a writer has open).
-        /// Nothing is created or written, so a reader needs only read permission;
-        /// the directory must already be a store (as with `createIfMissing = false`).
+        /// Open as a reader: alongside other readers and the writer (in other
+        /// processes), seeing whole saves only. Nothing is created or written, so a
+        /// reader needs only read permission; the directory must already be a store
+        /// (as with `createIfMissing = false`).
         public var readOnly = false
         /// Whether opening creates the store when the directory is missing or holds
         /// no store (the default, for apps). Tools that look after an existing store
@@ -65,15 +67,19 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
 
     public let path: String
     public let options: Options
-    private var lock: StoreLock?
+    var lock: StoreLock?
     var tables: [String: TokyoCabinetTable] = [:]
+    /// What each table's handle saw of its file when it was opened, for a reader
+    /// (see ``withCommittedState(_:)``).
+    var readerStamps: [String: TokyoCabinetTable.ReadingStamp] = [:]
 
     /// Opens the store directory at `directory` (creating it if missing, unless
     /// `options` say otherwise) and locks it.
     ///
     /// Throws ``CabinetError/notADirectory(path:)`` if a file is in the way,
     /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not,
-    /// and ``CabinetError/storeLocked(path:pid:)`` if another writer has it open.
+    /// and ``CabinetError/storeLocked(path:pid:)`` if another writer has it open (or,
+    /// for a reader, this process has it open for writing).
     /// A writable open finishes a restore that was decided (see ``replaceContents(with:formatMarker:)``)
     /// and rolls back any table file's transaction a killed writer left half-done;
     /// a read-only open leaves that to a writer (see ``pendingRecovery()``).
@@ -96,13 +102,19 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         lock = try StoreLock(directory: directory, shared: options.readOnly)
         do {
             if !mayCreate { try requireStore() }
-            try finishRestore()
-            if !options.readOnly {
-                try TokyoCabinetBackend.tidyLeftovers(in: directory)
-                lock?.recordOwner()
-                // Opening a file as a writer makes Tokyo Cabinet roll its transaction back;
-                // a file that fails to open is reported when it is opened again.
-                for table in try TokyoCabinetDirectory.interruptedTransactions(in: directory) { _ = try? openTable(named: table) }
+            try lock?.prepareCommits()
+            if options.readOnly {
+                try withCommittedState { try finishRestore() }   // only looks: a reader finishes nothing
+            } else {
+                // What a killed writer or restore left is finished while readers wait.
+                try withExclusiveCommit {
+                    try finishRestore()
+                    try TokyoCabinetBackend.tidyLeftovers(in: directory)
+                    lock?.recordOwner()
+                    // Opening a file as a writer makes Tokyo Cabinet roll its transaction back;
+                    // a file that fails to open is reported when it is opened again.
+                    for table in try TokyoCabinetDirectory.interruptedTransactions(in: directory) { _ = try? openTable(named: table) }
+                }
             }
         } catch {
             close()
@@ -137,6 +149,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         }
         let table = try TokyoCabinetTable(directory: path, name: name, options: options)
         tables[name] = table
+        if options.readOnly { readerStamps[name] = table.readingStamp }
         return table
     }
 
@@ -163,6 +176,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     public func close() {
         for table in tables.values { table.close() }
         tables.removeAll()
+        readerStamps.removeAll()
         lock?.release()
         lock = nil
     }

@@ -87,8 +87,14 @@ final class TokyoCabinetTable: StorageTable {
         if options.readOnly && !DirectoryFiles.exists(path) {
             throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
         }
-        let mode = options.readOnly ? Int32(HDBOREADER | HDBOLCKNB) : Int32(HDBOREADER | HDBOWRITER | HDBOLCKNB)
-        return try openHandle(path: path, mode: mode, options: options, tuning: nil)
+        guard options.readOnly else {
+            return try openHandle(path: path, mode: Int32(HDBOREADER | HDBOWRITER | HDBOLCKNB), options: options, tuning: nil)
+        }
+        // A reader: without Tokyo Cabinet's lock, which the writer holds (see TokyoCabinetTable+Reading).
+        try refuseInterruptedTransaction(path)
+        let hdb = try openHandle(path: path, mode: Int32(HDBOREADER | HDBONOLCK), options: options, tuning: nil)
+        try checkUnlockedOpen(hdb, path: path)
+        return hdb
     }
 
     /// A handle opened with `mode` (plus `HDBOTSYNC` when asked); `tuning` for files it creates.
@@ -126,7 +132,7 @@ final class TokyoCabinetTable: StorageTable {
         return error
     }
 
-    private static func openError(path: String, code: Int32) -> CabinetError {
+    static func openError(path: String, code: Int32) -> CabinetError {
         let location = RecordLocation(file: path)
         let message = String(cString: tchdberrmsg(code))
         switch Int(code) {
