@@ -10,20 +10,7 @@ all: build
 
 # Installs Tokyo Cabinet through apt-get when root; otherwise says what to run.
 deps:
-	@missing=""; \
-	for pkg in $(APT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "Installing$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	  else \
-	    echo "Cabinet needs:$$missing"; \
-	    echo "Run: sudo apt-get install -y$$missing"; \
-	    exit 1; \
-	  fi; \
-	fi
+	@Tools/apt-install.sh Cabinet $(APT_PACKAGES)
 
 build: deps
 	$(SWIFT) build
@@ -100,20 +87,7 @@ speedtest-10m: deps
 # services; service-bench loads them with wrk against each other (BENCHMARKS.md).
 SERVICE_APT_PACKAGES := wrk curl python3
 service-deps: deps
-	@missing=""; \
-	for pkg in $(SERVICE_APT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "Installing$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	  else \
-	    echo "The service targets need:$$missing"; \
-	    echo "Run: sudo apt-get install -y$$missing"; \
-	    exit 1; \
-	  fi; \
-	fi
+	@Tools/apt-install.sh "The service targets" $(SERVICE_APT_PACKAGES)
 
 service-smoke: service-deps
 	Tools/service-smoke.sh
