@@ -23,6 +23,12 @@ import Testing
         for folder in ["Examples", "Tests"] {
             let enumerator = FileManager.default.enumerator(atPath: Self.root + "/" + folder)
             while let name = enumerator?.nextObject() as? String {
+                // A package under Examples/ (NotesService) keeps its build and its
+                // dependencies' sources in .build: those are not this project's samples.
+                if name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                    enumerator?.skipDescendants()
+                    continue
+                }
                 if name.hasSuffix(".swift") {
                     sources.append(try String(contentsOfFile: Self.root + "/" + folder + "/" + name, encoding: .utf8))
                 }
