@@ -127,7 +127,7 @@ final class JournalMeasuringBackend: ForwardingBackend {
         defer { store.close() }
         let shelf = try #require(try store.fetch(Shelf.self, rowID: 2))
         #expect(rows(shelf.songs) == model)
-        #expect(try StoreVerifier.verify(store.backend).problems.isEmpty)
+        #expect(try StoreVerifier.verify(store.backend).isEmpty)
     }
 
     @Test(arguments: BackendKind.allCases)
@@ -173,7 +173,7 @@ final class JournalMeasuringBackend: ForwardingBackend {
         shelf.songs = StoredList(shelf.songs.reversed())      // every node replaced
         try store.save()
         shelf.songs = old
-        #expect(throws: CabinetError.Code.staleList) { try store.save() }
+        #expect(errorCode(of: { try store.save() }) == .staleList)
         #expect(store.hasUnsavedChanges, "nothing written; the change is still pending")
         shelf.songs = StoredList(Array(shelf.songs.prefix(0)))
         try store.save()
@@ -193,7 +193,7 @@ final class JournalMeasuringBackend: ForwardingBackend {
         #expect(shelf.songs.last === late)
         let never = Song()
         shelf.songs.insert(never, at: 5)
-        #expect(throws: CabinetError.Code.referenceToUninsertedObject) { try store.save() }
+        #expect(errorCode(of: { try store.save() }) == .referenceToUninsertedObject)
         shelf.songs.remove(at: 5)
         try store.save()
         #expect(shelf.songs.count == 301)
@@ -229,9 +229,9 @@ final class JournalMeasuringBackend: ForwardingBackend {
         #expect(reported.count == 1 && reported[0].code == .checksumMismatch)
         #expect(titles.contains("") && titles.contains("S0") == titles.contains("S0"), "the damaged leaf's elements are empty placeholders")
         var copy = shelf.songs
-        #expect(throws: CabinetError.Code.checksumMismatch) { try copy.loadAll() }
+        #expect(errorCode(of: { try copy.loadAll() }) == .checksumMismatch)
         shelf.name = "renamed"
-        #expect(throws: CabinetError.Code.checksumMismatch) { try store.save() }
+        #expect(errorCode(of: { try store.save() }) == .checksumMismatch)
     }
 
     @Test func undoTakesAnAppendBack() throws {
@@ -251,7 +251,7 @@ final class JournalMeasuringBackend: ForwardingBackend {
         try store.undoManager.undo()
         try store.save()
         #expect(rows(shelf.songs) == before)
-        #expect(try StoreVerifier.verify(store.backend).problems.isEmpty)
+        #expect(try StoreVerifier.verify(store.backend).isEmpty)
     }
 
     @Test func aPlainStoreKeepsEveryListInItsRecordReadableAsReferences() throws {
@@ -284,4 +284,10 @@ final class JournalMeasuringBackend: ForwardingBackend {
         let list = try record.readList(of: Song.self)
         #expect(list.map(\.rowID) == [3, 4], "nil entries left out, as readReferences does")
     }
+}
+
+/// The code of the CabinetError `body` throws, or nil if it throws none.
+private func errorCode(of body: () throws -> Void) -> CabinetError.Code? {
+    do { try body() } catch let error as CabinetError { return error.code } catch { return nil }
+    return nil
 }
