@@ -127,7 +127,7 @@ extension DataBuffer {
         return count
     }
 
-    private func checkReferencedRow(_ rowID: UInt32) throws {
+    func checkReferencedRow(_ rowID: UInt32) throws {
         if rowID < ClassMetadata.firstObjectRowID {
             throw malformed("a reference to row \(rowID), which holds no object")
         }
@@ -135,7 +135,7 @@ extension DataBuffer {
 
     /// The resolver of the buffer's store, entered (pass `entered` to its `leave(_:)`).
     @inline(__always)
-    private func enterResolver() throws -> (resolver: ReferenceResolver, entered: Bool) {
+    func enterResolver() throws -> (resolver: ReferenceResolver, entered: Bool) {
         guard let resolver = context?.resolver else { throw CabinetError.noStoreForReferences }
         return (resolver, try resolver.enter())
     }

@@ -109,6 +109,7 @@ public struct DataBuffer: Sendable {
         writerIndex = 0
         readerIndex = 0
         context?.firstUninsertedReference = nil
+        context?.listFailure = nil
     }
 
     /// Moves the read cursor back to the start.

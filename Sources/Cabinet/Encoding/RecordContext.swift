@@ -17,9 +17,18 @@ struct RecordContext: Sendable {
     /// Never dereferenced; only the store's own buffers are pointed, and its
     /// entries live as long as it, so an identifier is never that of a freed entry.
     var entryID: ObjectIdentifier?
+    /// The class ID of the record's class: with the row, the scope of the
+    /// record's out-of-line lists (`StoredList`).
+    var ownerClassID: UInt8?
     /// The class of the first object written as a reference before it was
     /// inserted; the save throws ``CabinetError/referenceToUninsertedObject(_:targetClass:)`` for it.
     var firstUninsertedReference: String?
+    /// Set only in the buffer a save encodes records into: where `writeList`
+    /// leaves a long list to be written out of line (see ``ListCollector``).
+    var listCollector: ListCollector?
+    /// The first error a written list carried (a part of it could not be
+    /// loaded); the save throws it instead of writing the record.
+    var listFailure: CabinetError?
 
     init(resolver: ReferenceResolver? = nil, location: RecordLocation, entryID: ObjectIdentifier? = nil) {
         self.resolver = resolver
@@ -41,6 +50,7 @@ extension DataBuffer {
             context!.location.rowID = rowID
         } else {
             context = RecordContext(resolver: resolver, location: entry.location(row: rowID), entryID: ObjectIdentifier(entry))
+            context!.ownerClassID = entry.metadata.classID
         }
     }
 
@@ -52,6 +62,17 @@ extension DataBuffer {
     /// The class of the first object written as a reference before it was inserted.
     var firstUninsertedReference: String? {
         context?.firstUninsertedReference
+    }
+
+    /// The first error a written list carried (see ``RecordContext/listFailure``).
+    var listFailure: CabinetError? {
+        context?.listFailure
+    }
+
+    /// Notes the first error of a list written into the buffer.
+    mutating func noteListFailure(_ error: CabinetError) {
+        if context == nil { context = RecordContext(location: RecordLocation(file: RecordContext.unknownFile)) }
+        if context!.listFailure == nil { context!.listFailure = error }
     }
 
     /// Notes `object` if it is the first uninserted one written as a reference.

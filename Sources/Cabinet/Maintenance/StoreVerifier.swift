@@ -106,7 +106,7 @@ public enum StoreVerifier {
 
     private static func check(_ table: any StorageTable, name: String, format: RecordFormat, location: RecordLocation,
                               into problems: inout [Problem]) throws {
-        guard name != ObjectStore.namedBuffersTableName else {
+        guard !ObjectStore.auxiliaryTableNames.contains(name) else {
             try table.forEach { key, value in
                 var here = location
                 here.className = nil

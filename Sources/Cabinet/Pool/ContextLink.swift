@@ -13,6 +13,7 @@ final class ContextTemplate: @unchecked Sendable {
         let type: StoredObject.Type
         let name: String
         let table: any StorageTable
+        let writesLists: Bool
     }
 
     /// The store that opened the backend, registered the classes and closes it all at the end.
@@ -33,7 +34,7 @@ final class ContextTemplate: @unchecked Sendable {
         catalog = root.catalog
         logger = root.logger
         classes = root.entriesByName.keys.sorted().compactMap { name in
-            root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table) }
+            root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table, writesLists: $0.writesLists) }
         }
     }
 }

@@ -15,6 +15,9 @@ final class ClassEntry {
     /// Whether the last row ID can be trusted: read with a matching checksum, or
     /// written by this process. Otherwise saves check that inserted rows are free.
     var metadataVerified = true
+    /// Whether the class's `write(to:)` writes `StoredList`s: its saves and deletes
+    /// then look after the lists it keeps out of line.
+    var writesLists = false
     /// The store's current undo group stamp (see `ObjectStore.setUndoStamp`).
     @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
 

@@ -8,6 +8,7 @@ struct ClassRegistrar {
     static func validate(name: String, of type: StoredObject.Type) throws {
         var reason = TableName.problem(with: name)
         if name == ObjectStore.namedBuffersTableName { reason = "'\(name)' is the file of named buffers" }
+        if name == ObjectStore.listsTableName { reason = "'\(name)' is the file of out-of-line lists" }
         if let reason {
             throw CabinetError.invalidStoredName(className: String(describing: type), name: name, reason: reason)
         }
@@ -57,7 +58,7 @@ struct ClassRegistrar {
     private func wholeCatalog() throws -> StoreCatalog {
         var catalog = StoreCatalog()
         for name in try store.backend.tableNames() {
-            if name == ObjectStore.namedBuffersTableName {
+            if ObjectStore.auxiliaryTableNames.contains(name) {
                 catalog.tables[name] = .some(nil)
             } else if let metadata = try? ClassRegistrar.readMetadata(of: store.backend.openTable(named: name), className: name) {
                 catalog.tables[name] = .some(metadata.classID)
@@ -90,7 +91,7 @@ struct ClassRegistrar {
             if let tag { used.insert(tag) }
         }
         for other in try store.backend.tableNames()
-        where other != name && other != ObjectStore.namedBuffersTableName && store.entriesByName[other] == nil {
+        where other != name && !ObjectStore.auxiliaryTableNames.contains(other) && store.entriesByName[other] == nil {
             // An unregistered class's file: its ID is taken even though this program does not use the class.
             if let metadata = try? ClassRegistrar.readMetadata(of: store.backend.openTable(named: other), className: other) {
                 used.insert(metadata.classID)

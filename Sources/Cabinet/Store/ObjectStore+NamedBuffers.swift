@@ -75,7 +75,12 @@ extension ObjectStore {
     /// lists it and its file is gone: reading it as empty, or creating it anew,
     /// would lose every buffer it held. A new one is added to the catalog.
     func namedBuffersTable(creating: Bool) throws -> (any StorageTable)? {
-        let name = ObjectStore.namedBuffersTableName
+        try auxiliaryTable(named: ObjectStore.namedBuffersTableName, creating: creating)
+    }
+
+    /// A table that holds no class (named buffers, out-of-line lists), as
+    /// ``namedBuffersTable(creating:)`` describes.
+    func auxiliaryTable(named name: String, creating: Bool) throws -> (any StorageTable)? {
         if try !backend.hasTable(named: name) {
             if catalog?.tables[name] != nil {
                 throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name)), classID: nil)

@@ -37,29 +37,35 @@ extension ObjectStore {
             for entry in entries where !entry.inserted.isEmpty {
                 try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
             }
-            if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) > 1 {
-                try saveThroughJournal(entries)
+            // Classes that write StoredLists may change the lists' table too.
+            let lists = try makeListWriter(for: entries)
+            if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
+                try saveThroughJournal(entries, lists: lists)
             } else {
-                try saveDirectly(entries)
+                try saveDirectly(entries, lists: lists)
             }
+            listNodesCommitted(lists)
             finishSave(entries)
             pendingNamedBuffers.removeAll()
         }
     }
 
     /// One file's (or an in-memory store's) changes, in one transaction per table.
-    private func saveDirectly(_ entries: [ClassEntry]) throws {
+    private func saveDirectly(_ entries: [ClassEntry], lists: ListWriter?) throws {
         let namedTable = pendingNamedBuffers.isEmpty ? nil : try namedBuffersTable(creating: true)
+        let listsTable = lists == nil ? nil : try listsTable(creating: false)
         var begun: [any StorageTable] = []
         do {
-            for table in entries.map(\.table) + (namedTable.map { [$0] } ?? []) {
+            for table in entries.map(\.table) + [namedTable, listsTable].compactMap({ $0 }) {
                 try table.beginTransaction()
                 begun.append(table)
             }
             for entry in entries {
-                try write(entry) { rowID, value in
+                try write(entry, lists: lists, records: { rowID, value in
                     try withUnsafeBytes(of: rowID.littleEndian) { try entry.table.apply(value, forKey: $0) }
-                }
+                }, listRecords: { key, value in
+                    try ListWriter.withBytes(key, value) { key, value in try listsTable?.apply(value, forKey: key) }
+                })
             }
             if let namedTable {
                 try forEachNamedBufferChange { key, value in try namedTable.apply(value, forKey: key) }
@@ -85,13 +91,16 @@ extension ObjectStore {
     }
 
     /// Several files' changes: journal first, then the files, then the journal goes.
-    private func saveThroughJournal(_ entries: [ClassEntry]) throws {
+    private func saveThroughJournal(_ entries: [ClassEntry], lists: ListWriter?) throws {
         var journal = SaveJournal()
+        let listsTable = journal.tableIndex(for: ObjectStore.listsTableName)
         for entry in entries {
             let table = journal.tableIndex(for: entry.name)
-            try write(entry) { rowID, value in
+            try write(entry, lists: lists, records: { rowID, value in
                 withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: table, key: $0, value: value) }
-            }
+            }, listRecords: { key, value in
+                ListWriter.withBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
+            })
         }
         // Created (and catalogued) before the journal names it, so a replay never creates it.
         if !pendingNamedBuffers.isEmpty { _ = try namedBuffersTable(creating: true) }
@@ -116,7 +125,7 @@ extension ObjectStore {
         do {
             try applyJournal(bytes)
         } catch let failure as JournalApplyFailure {
-            try settleFailedApply(failure, entries: entries)
+            try settleFailedApply(failure, entries: entries, lists: lists)
         }
         do {
             try backend.services.removeJournal()
@@ -133,11 +142,12 @@ extension ObjectStore {
     /// removed, the save is decided: memory counts it as saved, the journal is
     /// replayed at once, and only if that fails too does the save throw
     /// `saveNotFinished`, saying the next save, read or open finishes it.
-    private func settleFailedApply(_ failure: JournalApplyFailure, entries: [ClassEntry]) throws {
+    private func settleFailedApply(_ failure: JournalApplyFailure, entries: [ClassEntry], lists: ListWriter?) throws {
         if failure.committedTables == 0, (try? backend.services.removeJournal()) != nil {
             throw failure.error
         }
         journalAwaitsReplay = true
+        listNodesCommitted(lists)
         finishSave(entries)
         pendingNamedBuffers.removeAll()
         // A failure that passed (a write that failed once): finishing now makes it a plain success.
@@ -217,12 +227,24 @@ extension ObjectStore {
         }
     }
 
-    /// Hands one class's pending changes to `sink`: each record to write, or `nil` to delete it.
-    private func write(_ entry: ClassEntry, to sink: (UInt32, UnsafeRawBufferPointer?) throws -> Void) throws {
+    /// Hands one class's pending changes to `sink`: each record to write, or `nil`
+    /// to delete it; and the changes to its out-of-line lists to `listRecords`.
+    private func write(_ entry: ClassEntry, lists: ListWriter?, records sink: (UInt32, UnsafeRawBufferPointer?) throws -> Void,
+                       listRecords: @escaping ListWriter.Sink) throws {
         // One local buffer for the whole class: no copy of the store's buffer per record.
         var buffer = writeBuffer
         writeBuffer = DataBuffer()
         defer { writeBuffer = buffer }
+        // Long lists of the records go out of line only where the save writes them too.
+        let collector = lists != nil && entry.writesLists ? ListCollector() : nil
+        if collector != nil && buffer.context == nil { buffer.context = RecordContext(location: entry.location()) }
+        buffer.context?.listCollector = collector
+        defer { buffer.context?.listCollector = nil }
+        func writeLists(of object: StoredObject, isNew: Bool) throws {
+            guard let collector, let lists else { return }
+            try lists.write(collector.lists, classID: entry.metadata.classID, row: object.rowID, isNew: isNew,
+                            owner: entry.location(row: object.rowID), to: listRecords)
+        }
         let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
         let unprotected = !entry.metadataVerified
         for object in entry.inserted where object.changeState == .inserted {
@@ -234,6 +256,7 @@ extension ObjectStore {
             }
             try encode(object, entry: entry, into: &buffer, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
+            try writeLists(of: object, isNew: true)
         }
         for object in entry.updated where object.changeState == .updated {
             if object.contentLoadFailed {
@@ -241,9 +264,13 @@ extension ObjectStore {
             }
             try encode(object, entry: entry, into: &buffer, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
+            try writeLists(of: object, isNew: false)
         }
         for object in entry.deleted where object.changeState == .deleted {
             try sink(object.rowID, nil)
+            if collector != nil {
+                try lists?.deleteLists(classID: entry.metadata.classID, row: object.rowID, owner: entry.location(row: object.rowID), to: listRecords)
+            }
         }
         if entry.metadataChanged {
             try entry.metadata.bytes.withUnsafeBytes { try sink(ClassMetadata.rowID, $0) }
@@ -254,11 +281,13 @@ extension ObjectStore {
     @inline(__always)
     func encode(_ object: StoredObject, entry: ClassEntry, into buffer: inout DataBuffer, version: UInt8?) throws {
         buffer.removeAll()
+        buffer.context?.listCollector?.reset()
         if let version { buffer.writeUInt8(version) }
         object.write(to: &buffer)
         if let target = buffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
         }
+        if let failure = buffer.listFailure { throw failure }
         // Checked before the trailer: no checksum over bytes that will not be written.
         if buffer.count + recordFormat.trailerSize > StorageLimits.largestValue {
             throw CabinetError.valueTooLarge(entry.location(row: object.rowID), size: buffer.count + recordFormat.trailerSize,

@@ -42,6 +42,9 @@ public final class ObjectStore {
     /// The name of the table that holds named buffers.
     public static let namedBuffersTableName = "NamedBuffers"
 
+    /// The tables of a store that hold no class: named buffers and out-of-line lists.
+    static let auxiliaryTableNames: Set<String> = [namedBuffersTableName, ListRecords.tableName]
+
     /// The backend's location: the store directory, or the in-memory store's name.
     public let path: String
     public let options: Options
@@ -208,7 +211,7 @@ public final class ObjectStore {
                 throw CabinetError.malformedMetadata(RecordLocation(file: registered.table.path, className: registered.name, rowID: ClassMetadata.rowID),
                                                      reason: "the metadata row is missing")
             }
-            add(registered.type, name: registered.name, table: registered.table, metadata: metadata)
+            add(registered.type, name: registered.name, table: registered.table, metadata: metadata, writesLists: registered.writesLists)
         }
     }
 
@@ -252,11 +255,16 @@ public final class ObjectStore {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
         }
-        add(type, name: name, table: table, metadata: metadata)
+        let writesLists = ObjectStore.writesLists(type)
+        if writesLists && recordFormat != .plain && !backend.services.isReadOnly {
+            // Created (and catalogued) now, so a save's journal never names a table it must create.
+            _ = try changingTables { try listsTable(creating: true) }
+        }
+        add(type, name: name, table: table, metadata: metadata, writesLists: writesLists)
     }
 
     /// Makes the entry of a class whose table is open and metadata read.
-    private func add(_ type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata) {
+    private func add(_ type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata, writesLists: Bool) {
         var metadata = metadata
         let verified = metadata.checksummed || metadata.lastRowID == ClassMetadata.firstObjectRowID - 1
         let protect = recordFormat == .checksummed && !metadata.checksummed && metadata.salt != nil
@@ -266,6 +274,7 @@ public final class ObjectStore {
         // next save (a pool's root does that save: its contexts start with nothing to save).
         entry.metadataChanged = protect && !backend.services.isReadOnly && context == nil
         entry.metadataVerified = verified
+        entry.writesLists = writesLists
         entriesByName[name] = entry
         resolver.add(entry)
         entry.undoStamp = undoStamp

@@ -89,6 +89,9 @@ extension CabinetError {
         /// An operation that rewrites a whole class (an upgrade) found unsaved changes to it.
         /// Sets ``CabinetError/className``.
         public static let unsavedChanges = Code(rawValue: "unsavedChanges")
+        /// A `StoredList` read before a save of the same list was saved again, and parts
+        /// of it that it had not loaded are gone. Sets ``CabinetError/location``, ``CabinetError/reason``.
+        public static let staleList = Code(rawValue: "staleList")
         /// A reference was read from a buffer that belongs to no store. Sets nothing else.
         public static let noStoreForReferences = Code(rawValue: "noStoreForReferences")
         /// The store was opened read-only and the operation would write.

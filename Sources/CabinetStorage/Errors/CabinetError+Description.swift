@@ -47,6 +47,8 @@ extension CabinetError {
             return "Cabinet: the object at \(l) refers to a \(targetClass ?? "?") that was never inserted. Insert it (store.insert(_:)) before saving."
         case .unloadedObjectModified:
             return "Cabinet: the object at \(l) was changed but its stored content could not be loaded; saving it would overwrite the damaged record. Fetch it again with store.fetch to see the error."
+        case .staleList:
+            return "Cabinet: the StoredList saved into \(l) is a copy taken before the list was last saved, and parts of it it had not loaded are gone (\(reason)); nothing was written. Change the owner's current list instead, or call loadAll() on a copy before the list is saved again."
         case .unsavedChanges:
             return "Cabinet: \(className) has unsaved changes. Save (or undo) them before upgrading the class."
         case .noStoreForReferences:

@@ -134,6 +134,11 @@ extension CabinetError {
         CabinetError(.unloadedObjectModified, location: location)
     }
 
+    /// A ``Code/staleList`` error: the list saved into the record at `location` refers to nodes a later save removed.
+    public static func staleList(_ location: RecordLocation, reason: String) -> CabinetError {
+        CabinetError(.staleList, location: location, reason: reason)
+    }
+
     /// An ``Code/unsavedChanges`` error: `className` has unsaved changes.
     public static func unsavedChanges(className: String) -> CabinetError {
         CabinetError(.unsavedChanges, className: className)

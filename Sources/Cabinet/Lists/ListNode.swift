@@ -1,0 +1,234 @@
+/// One node of a ``StoredList``'s tree: a counted B+ tree whose leaves hold row
+/// IDs and whose inner nodes hold their children's element counts, so an index
+/// finds its leaf in O(log N) and an append or insert changes one leaf and the
+/// nodes above it.
+///
+/// Nodes are shared between copies of a list and changed in place only when a
+/// single list holds them (`isKnownUniquelyReferenced`); otherwise the path to
+/// the change is copied first. So a list is a value, copying it costs nothing,
+/// and an undo snapshot or an object's old state keeps its own tree.
+///
+/// A node read from disk has its ``id`` (the key it is stored under); a node
+/// made or changed in memory has none until the save that writes it. Inner
+/// nodes load their children on first use, through the list's ``ListSource``.
+final class ListNode {
+    /// Leaves hold up to this many row IDs (2 KiB): a save of an append writes one leaf of at most this.
+    static let leafCapacity = 512
+    /// Inner nodes hold up to this many children (a node of 2.5 KiB): 100,000 elements fit in three levels.
+    static let innerCapacity = 128
+
+    /// `true` for a leaf.
+    let isLeaf: Bool
+    /// A leaf's row IDs; 0 for an object not inserted when it was added (``objects`` holds it).
+    var rowIDs: [UInt32]
+    /// A leaf's objects added in memory, held strongly as an array holds its
+    /// elements (`nil` at positions read from disk); `nil` for a leaf read from disk.
+    var pending: [StoredObject?]?
+    /// An inner node's children, in order.
+    var children: [ListChild]
+    /// The number of elements below this node.
+    private(set) var count: Int
+    /// Where this node is stored (its list's scope and its ID), or `nil` if it
+    /// changed since it was read or written. Set by the save that writes it,
+    /// once that save has committed.
+    var storage: ListNodeStorage?
+
+    init(leaf rowIDs: [UInt32], pending: [StoredObject?]? = nil, storage: ListNodeStorage? = nil) {
+        isLeaf = true
+        self.rowIDs = rowIDs
+        self.pending = pending
+        children = []
+        count = rowIDs.count
+        self.storage = storage
+    }
+
+    init(children: [ListChild], storage: ListNodeStorage? = nil) {
+        isLeaf = false
+        rowIDs = []
+        self.children = children
+        count = children.reduce(0) { $0 + $1.count }
+        self.storage = storage
+    }
+
+    /// An unsaved copy to change in place (children stay shared until they change too).
+    func copy() -> ListNode {
+        isLeaf ? ListNode(leaf: rowIDs, pending: pending) : ListNode(children: children)
+    }
+
+    // MARK: Reading
+
+    /// The child at `index`, loaded through `source` if it is not in memory yet.
+    func child(_ index: Int, source: ListSource?) throws -> ListNode {
+        if let node = children[index].node { return node }
+        guard let source, let id = children[index].id else {
+            throw CabinetError.malformedRecord(RecordLocation(file: "<StoredList>"), reason: "a list node that was never loaded has no store to load it from")
+        }
+        let node = try source.loadNode(id)
+        guard node.count == children[index].count else {
+            throw source.damaged("node \(id) holds \(node.count) elements, but its parent counts \(children[index].count)")
+        }
+        children[index].node = node
+        return node
+    }
+
+    /// Loads every node below this one not loaded yet.
+    func loadSubtree(source: ListSource?) throws {
+        guard !isLeaf else { return }
+        for index in children.indices { try child(index, source: source).loadSubtree(source: source) }
+    }
+
+    /// The child holding element `index`, and the element's index within it.
+    func locate(_ index: Int) -> (child: Int, offset: Int) {
+        var offset = index
+        for (position, child) in children.enumerated() {
+            if offset < child.count { return (position, offset) }
+            offset -= child.count
+        }
+        return (children.count - 1, offset + children[children.count - 1].count)
+    }
+
+    /// The leaf holding element `index`, and the element's index within it.
+    func leaf(containing index: Int, source: ListSource?) throws -> (leaf: ListNode, offset: Int) {
+        var node = self
+        var offset = index
+        while !node.isLeaf {
+            let (child, inner) = node.locate(offset)
+            node = try node.child(child, source: source)
+            offset = inner
+        }
+        return (node, offset)
+    }
+
+    // MARK: Changing (only on a node no other list shares)
+
+    /// Inserts `rowID` (or `object`, if it has no row yet) at `index`; returns a
+    /// new right sibling if the node outgrew its capacity.
+    func insert(_ rowID: UInt32, object: StoredObject?, at index: Int, source: ListSource?) throws -> ListNode? {
+        if isLeaf { return insertInLeaf(rowID, object: object, at: index) }
+        storage = nil
+        count += 1
+        let (position, offset) = locate(index)
+        let child = try uniqueChild(position, source: source)
+        let sibling = try child.insert(rowID, object: object, at: offset, source: source)
+        children[position] = ListChild(node: child)
+        if let sibling {
+            children.insert(ListChild(node: sibling), at: position + 1)
+            if children.count > ListNode.innerCapacity { return splitInner(appending: position + 1 == children.count - 1) }
+        }
+        return nil
+    }
+
+    private func insertInLeaf(_ rowID: UInt32, object: StoredObject?, at index: Int) -> ListNode? {
+        // A full leaf gets a new one for an element added at its end, so a list
+        // that grows by appends has full leaves; otherwise it splits in halves.
+        if rowIDs.count == ListNode.leafCapacity && index == rowIDs.count {
+            return ListNode(leaf: [rowID], pending: object.map { [$0] })
+        }
+        storage = nil
+        rowIDs.insert(rowID, at: index)
+        count = rowIDs.count
+        if object != nil || pending != nil {
+            if pending == nil { pending = Array(repeating: nil, count: rowIDs.count - 1) }
+            pending!.insert(object, at: index)
+        }
+        guard rowIDs.count > ListNode.leafCapacity else { return nil }
+        let half = rowIDs.count / 2
+        let right = ListNode(leaf: Array(rowIDs[half...]), pending: pending.map { Array($0[half...]) })
+        rowIDs.removeSubrange(half...)
+        pending?.removeSubrange(half...)
+        count = rowIDs.count
+        return right
+    }
+
+    private func splitInner(appending: Bool) -> ListNode {
+        let cut = appending ? children.count - 1 : children.count / 2
+        let right = ListNode(children: Array(children[cut...]))
+        children.removeSubrange(cut...)
+        count -= right.count
+        return right
+    }
+
+    /// Removes element `index` and returns its row ID and pending object.
+    /// An emptied child is dropped; the caller drops an emptied node.
+    func remove(at index: Int, source: ListSource?) throws -> (rowID: UInt32, object: StoredObject?) {
+        storage = nil
+        count -= 1
+        if isLeaf {
+            let object = pending?.remove(at: index) ?? nil
+            return (rowIDs.remove(at: index), object)
+        }
+        let (position, offset) = locate(index)
+        let child = try uniqueChild(position, source: source)
+        let removed = try child.remove(at: offset, source: source)
+        if child.count == 0 {
+            children.remove(at: position)
+        } else {
+            children[position] = ListChild(node: child)
+        }
+        return removed
+    }
+
+    /// Puts `rowID` (or `object`) in place of element `index`.
+    func replace(at index: Int, with rowID: UInt32, object: StoredObject?, source: ListSource?) throws {
+        storage = nil
+        if isLeaf {
+            rowIDs[index] = rowID
+            if object != nil || pending != nil {
+                if pending == nil { pending = Array(repeating: nil, count: rowIDs.count) }
+                pending![index] = object
+            }
+            return
+        }
+        let (position, offset) = locate(index)
+        let child = try uniqueChild(position, source: source)
+        try child.replace(at: offset, with: rowID, object: object, source: source)
+        children[position] = ListChild(node: child)
+    }
+
+    /// The child at `position`, loaded, and copied first if another list shares it.
+    private func uniqueChild(_ position: Int, source: ListSource?) throws -> ListNode {
+        _ = try child(position, source: source)
+        if !isKnownUniquelyReferenced(&children[position].node) {
+            children[position].node = children[position].node!.copy()
+        }
+        return children[position].node!
+    }
+}
+
+/// An inner node's reference to a child: its element count, its ID (for a
+/// child not loaded yet; once loaded, the node's ``ListNode/storage`` counts),
+/// and the node itself once loaded (or when made in memory).
+struct ListChild {
+    var count: Int
+    var id: ListNodeID?
+    var node: ListNode?
+
+    init(count: Int, id: ListNodeID) {
+        self.count = count
+        self.id = id
+    }
+
+    init(node: ListNode) {
+        count = node.count
+        id = node.storage?.id
+        self.node = node
+    }
+}
+
+/// The key of a stored list node within its list's scope: 16 random bytes,
+/// drawn when a save first writes the node (see `docs/FORMAT.md`).
+struct ListNodeID: Hashable, CustomStringConvertible {
+    var high: UInt64
+    var low: UInt64
+
+    static func random<G: RandomNumberGenerator>(using generator: inout G) -> ListNodeID {
+        ListNodeID(high: generator.next(), low: generator.next())
+    }
+
+    var description: String {
+        [high, low].map { word in
+            let hex = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+}

@@ -1,0 +1,179 @@
+/// Writes one save's out-of-line lists: for each list an owner record put out
+/// of line, the nodes that are new since the list was read (with fresh IDs)
+/// and its root; and deletes the nodes of the list's previous tree that the
+/// new one does not keep, found by walking the old tree from its root on disk
+/// down to the subtrees the new tree still shares. So an append writes one
+/// leaf, the nodes above it and the root, and deletes their old versions: a
+/// few KiB, whatever the list's length.
+///
+/// Nothing is changed in memory until the save commits (``commit()``): a
+/// failed save leaves every node as it was, so a retry writes the same nodes again.
+final class ListWriter {
+    typealias Sink = (_ key: [UInt8], _ value: [UInt8]?) throws -> Void
+
+    private let table: any StorageTable
+    private let format: RecordFormat
+    /// The table's location, named in errors.
+    private let location: String
+    /// Node IDs are random: nothing a client chooses can make two nodes share one.
+    private var generator = SystemRandomNumberGenerator()
+    /// Nodes written by this save, and where: applied to them once it committed.
+    private var written: [(node: ListNode, storage: ListNodeStorage)] = []
+
+    init(table: any StorageTable, format: RecordFormat, location: String) {
+        self.table = table
+        self.format = format
+        self.location = location
+    }
+
+    /// Runs `body` with a record's key and value (or `nil`) as raw bytes, as tables and journals take them.
+    static func withBytes<R>(_ key: [UInt8], _ value: [UInt8]?, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try key.withUnsafeBytes { key in
+            guard let value else { return try body(key, nil) }
+            return try value.withUnsafeBytes { try body(key, $0) }
+        }
+    }
+
+    func commit() {
+        for (node, storage) in written { node.storage = storage }
+        written.removeAll()
+    }
+
+    // MARK: Reading
+
+    static func readRoot(_ scope: ListScope, in table: any StorageTable, format: RecordFormat,
+                         owner: RecordLocation) throws -> (count: Int, root: ListNodeID)? {
+        try scope.rootKey.withUnsafeBytes { key in
+            try table.withValue(forKey: key) { try ListRecords.decodeRoot($0, format: format, location: nodeLocation(table, owner, scope)) }
+        }
+    }
+
+    static func readNode(_ storage: ListNodeStorage, in table: any StorageTable, format: RecordFormat,
+                         owner: RecordLocation) throws -> ListNode? {
+        try storage.scope.nodeKey(storage.id).withUnsafeBytes { key in
+            try table.withValue(forKey: key) {
+                try ListRecords.decodeNode($0, storage: storage, format: format, location: nodeLocation(table, owner, storage.scope, storage.id))
+            }
+        }
+    }
+
+    /// Where a list record is, for errors: the table, the owner's class and row, the list and node.
+    private static func nodeLocation(_ table: any StorageTable, _ owner: RecordLocation, _ scope: ListScope,
+                                     _ id: ListNodeID? = nil) -> RecordLocation {
+        RecordLocation(file: "\(table.path) [list \(scope.slot)\(id.map { ", node \($0)" } ?? "")]", className: owner.className, rowID: owner.rowID)
+    }
+
+    // MARK: Writing
+
+    /// Writes the lists `collected` from the record of `owner` (row `row` of class
+    /// `classID`), and deletes the trees of the owner's other slots unless the row is new.
+    func write(_ collected: [ListCollector.Collected], classID: UInt8, row: UInt32, isNew: Bool,
+               owner: RecordLocation, to sink: Sink) throws {
+        var used = Set<UInt8>()
+        for list in collected {
+            used.insert(list.slot)
+            try write(list, scope: ListScope(classID: classID, row: row, slot: list.slot), isNew: isNew, owner: owner, to: sink)
+        }
+        if !isNew { try deleteLists(classID: classID, row: row, except: used, owner: owner, to: sink) }
+    }
+
+    /// Deletes every out-of-line list of row `row` but those in `slots`: the
+    /// owner was deleted, or writes those lists inline now.
+    func deleteLists(classID: UInt8, row: UInt32, except slots: Set<UInt8> = [], owner: RecordLocation, to sink: Sink) throws {
+        for slot in 0..<ListScope.slots where !slots.contains(slot) {
+            let scope = ListScope(classID: classID, row: row, slot: slot)
+            guard let old = try ListWriter.readRoot(scope, in: table, format: format, owner: owner) else { continue }
+            _ = try deleteTree(old.root, scope: scope, keeping: [], owner: owner, to: sink)
+            try sink(scope.rootKey, nil)
+        }
+    }
+
+    private func write(_ list: ListCollector.Collected, scope: ListScope, isNew: Bool, owner: RecordLocation, to sink: Sink) throws {
+        let root = list.root
+        // A list read from elsewhere (another owner's, or an inline one) is all new here: load what it has not.
+        if list.source?.scope != scope { try root.loadSubtree(source: list.source) }
+        let old = isNew ? nil : try ListWriter.readRoot(scope, in: table, format: format, owner: owner)
+        if let old, root.storage == ListNodeStorage(scope: scope, id: old.root), root.count == old.count { return }
+        var kept = Set<ListNodeID>()
+        collectKept(root, scope: scope, into: &kept)
+        let found = try old.map { try deleteTree($0.root, scope: scope, keeping: kept, owner: owner, to: sink) } ?? []
+        // Every subtree the new tree shares must still be on disk: a copy of the
+        // list taken before its last save may share subtrees that save removed.
+        if let lost = kept.first(where: { !found.contains($0) }) {
+            throw CabinetError.staleList(owner, reason: "\(scope): node \(lost) is no longer stored")
+        }
+        let rootID = try writeNodes(root, scope: scope, kept: kept, owner: owner, to: sink)
+        try sink(scope.rootKey, ListRecords.encodeRoot(count: root.count, root: rootID, format: format))
+    }
+
+    /// The IDs of the largest subtrees of `node` already stored in `scope` (those the save keeps as they are).
+    private func collectKept(_ node: ListNode, scope: ListScope, into kept: inout Set<ListNodeID>) {
+        if let storage = node.storage, storage.scope == scope {
+            kept.insert(storage.id)
+            return
+        }
+        for child in node.children {
+            if let loaded = child.node {
+                collectKept(loaded, scope: scope, into: &kept)
+            } else if let id = child.id {
+                kept.insert(id)   // not loaded: unchanged since read from this scope
+            }
+        }
+    }
+
+    /// Deletes the nodes of the tree under `id` that `kept` does not keep, and
+    /// returns the kept IDs it met (those still on disk).
+    private func deleteTree(_ id: ListNodeID, scope: ListScope, keeping kept: Set<ListNodeID>, owner: RecordLocation,
+                            to sink: Sink) throws -> Set<ListNodeID> {
+        if kept.contains(id) { return [id] }
+        let storage = ListNodeStorage(scope: scope, id: id)
+        guard let node = try ListWriter.readNode(storage, in: table, format: format, owner: owner) else {
+            throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) is missing from \(location)")
+        }
+        try sink(scope.nodeKey(id), nil)
+        var found = Set<ListNodeID>()
+        for child in node.children {
+            found.formUnion(try deleteTree(child.id!, scope: scope, keeping: kept, owner: owner, to: sink))
+        }
+        return found
+    }
+
+    /// Writes the nodes of `node`'s tree not stored in `scope` yet, children first; returns `node`'s ID.
+    private func writeNodes(_ node: ListNode, scope: ListScope, kept: Set<ListNodeID>, owner: RecordLocation,
+                            to sink: Sink) throws -> ListNodeID {
+        if let storage = node.storage, storage.scope == scope { return storage.id }
+        var rowIDs: [UInt32] = []
+        var childIDs: [ListNodeID] = []
+        if node.isLeaf {
+            rowIDs = node.rowIDs
+            if let objects = node.pending {
+                for (offset, object) in objects.enumerated() {
+                    guard let object else { continue }
+                    if object.rowID == 0 {
+                        throw CabinetError.referenceToUninsertedObject(owner, targetClass: String(describing: type(of: object)))
+                    }
+                    rowIDs[offset] = object.rowID
+                }
+            }
+        } else {
+            childIDs = try node.children.map { child in
+                if let loaded = child.node { return try writeNodes(loaded, scope: scope, kept: kept, owner: owner, to: sink) }
+                return child.id!
+            }
+        }
+        let id = try freshID(scope: scope, avoiding: kept, owner: owner)
+        try sink(scope.nodeKey(id), ListRecords.encode(node, rowIDs: rowIDs, childIDs: childIDs, format: format))
+        written.append((node, ListNodeStorage(scope: scope, id: id)))
+        return id
+    }
+
+    /// A random node ID no node of `scope` has (on disk, kept, or written by this save).
+    private func freshID(scope: ListScope, avoiding kept: Set<ListNodeID>, owner: RecordLocation) throws -> ListNodeID {
+        while true {
+            let id = ListNodeID.random(using: &generator)
+            if kept.contains(id) || written.contains(where: { $0.storage == ListNodeStorage(scope: scope, id: id) }) { continue }
+            let taken = try scope.nodeKey(id).withUnsafeBytes { key in try table.withValue(forKey: key) { _ in true } } ?? false
+            if !taken { return id }
+        }
+    }
+}
