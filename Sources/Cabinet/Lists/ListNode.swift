@@ -17,8 +17,16 @@ final class ListNode {
     /// Inner nodes hold up to this many children (a node of 2.5 KiB): 100,000 elements fit in three levels.
     static let innerCapacity = 128
 
+    /// No stored tree is deeper than this (128 children per level hold 2^31
+    /// elements in five): a deeper one read from disk is damaged, perhaps a
+    /// node that names an ancestor, and reading on would never end.
+    static let maximumDepth = 24
+
     /// `true` for a leaf.
     let isLeaf: Bool
+    /// How many loads below the root this node was read (0 for a root or a node
+    /// made in memory): what ``maximumDepth`` is checked against.
+    var depth = 0
     /// A leaf's row IDs; 0 for an object not inserted when it was added (``objects`` holds it).
     var rowIDs: [UInt32]
     /// A leaf's objects added in memory, held strongly as an array holds its
@@ -63,7 +71,11 @@ final class ListNode {
         guard let source, let id = children[index].id else {
             throw CabinetError.malformedRecord(RecordLocation(file: "<StoredList>"), reason: "a list node that was never loaded has no store to load it from")
         }
+        guard depth < ListNode.maximumDepth else {
+            throw source.damaged("node \(id) lies more than \(ListNode.maximumDepth) levels deep: a node names one above it")
+        }
         let node = try source.loadNode(id)
+        node.depth = depth + 1
         guard node.count == children[index].count else {
             throw source.damaged("node \(id) holds \(node.count) elements, but its parent counts \(children[index].count)")
         }

@@ -124,8 +124,11 @@ final class ListWriter {
     /// Deletes the nodes of the tree under `id` that `kept` does not keep, and
     /// returns the kept IDs it met (those still on disk).
     private func deleteTree(_ id: ListNodeID, scope: ListScope, keeping kept: Set<ListNodeID>, owner: RecordLocation,
-                            to sink: Sink) throws -> Set<ListNodeID> {
+                            depth: Int = 0, to sink: Sink) throws -> Set<ListNodeID> {
         if kept.contains(id) { return [id] }
+        guard depth <= ListNode.maximumDepth else {
+            throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) lies more than \(ListNode.maximumDepth) levels deep: a node names one above it")
+        }
         let storage = ListNodeStorage(scope: scope, id: id)
         guard let node = try ListWriter.readNode(storage, in: table, format: format, owner: owner) else {
             throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) is missing from \(location)")
@@ -133,7 +136,7 @@ final class ListWriter {
         try sink(scope.nodeKey(id), nil)
         var found = Set<ListNodeID>()
         for child in node.children {
-            found.formUnion(try deleteTree(child.id!, scope: scope, keeping: kept, owner: owner, to: sink))
+            found.formUnion(try deleteTree(child.id!, scope: scope, keeping: kept, owner: owner, depth: depth + 1, to: sink))
         }
         return found
     }
