@@ -67,6 +67,12 @@ let package = Package(
             dependencies: ["SpeedTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/speedtest"
         ),
+        // What one small StorePool write block costs, against a plain store's save (BENCHMARKS.md).
+        .executableTarget(
+            name: "poolbench",
+            dependencies: ["Cabinet", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tools/poolbench"
+        ),
         .executableTarget(
             name: "CabinetTool",
             dependencies: ["Cabinet", .product(name: "ArgumentParser", package: "swift-argument-parser")],

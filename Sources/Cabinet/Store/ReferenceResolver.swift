@@ -21,7 +21,10 @@ final class ReferenceResolver: @unchecked Sendable {
     private let useDetector: ConcurrentUseDetector
     // Looked up per insert and per reference list: confined to the store's thread (see above).
     @exclusivity(unchecked) private var entriesByType: [ObjectIdentifier: ClassEntry] = [:]
-    private var entriesByClassID: [ClassEntry?] = Array(repeating: nil, count: 256)
+    /// Indexed by class ID, only as long as the largest ID registered: a pool makes
+    /// a store (and so a resolver) per block, and an array of all 256 IDs cost more
+    /// to make and free than a small write block's save.
+    private var entriesByClassID: [ClassEntry?] = []
     /// The entry `entry(for:)` found last: loops insert and fetch one class at a time.
     @exclusivity(unchecked) private var lastEntry: ClassEntry?
     @exclusivity(unchecked) private var isClosed = false
@@ -39,13 +42,18 @@ final class ReferenceResolver: @unchecked Sendable {
     }
 
     func entry(classID: UInt8) -> ClassEntry? {
-        entriesByClassID[Int(classID)]
+        let index = Int(classID)
+        return index < entriesByClassID.count ? entriesByClassID[index] : nil
     }
 
     /// Adds a class the store has just registered.
     func add(_ entry: ClassEntry) {
         entriesByType[ObjectIdentifier(entry.type)] = entry
-        entriesByClassID[Int(entry.metadata.classID)] = entry
+        let index = Int(entry.metadata.classID)
+        if index >= entriesByClassID.count {
+            entriesByClassID.append(contentsOf: repeatElement(nil, count: index + 1 - entriesByClassID.count))
+        }
+        entriesByClassID[index] = entry
     }
 
     /// Lets go of the entries: buffers that outlive the store hold only this, empty.
