@@ -64,3 +64,30 @@ final class PersonV2: StoredObject, Dumpable {
     }
     var fields: String { "phone=\(phone.debugDescription) fax=\(fax.debugDescription)" }
 }
+
+/// A class with a big ordered relationship: `songs` is a `StoredList`, kept out
+/// of line (a B+ tree in the StoredLists table) once longer than 256.
+final class Shelf: StoredObject, Dumpable {
+    @Stored var title = ""
+    @Stored var songs = StoredList<Song>()
+    override func read(from buffer: inout DataBuffer) throws {
+        title = try buffer.readString()
+        songs = try buffer.readList(of: Song.self)
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeString(title)
+        buffer.writeList(songs)
+    }
+    override func dissolveAllRelationships() { songs = [] }
+    /// The count, a hash of every row ID in order, and the ends: a list of 100,000
+    /// compares as one line. A node that cannot be read prints its error, so a
+    /// dump of a damaged list never equals the old or the new state.
+    var fields: String {
+        var list = songs
+        do { try list.loadAll() } catch { return "title=\(title.debugDescription) songs=UNREADABLE \(error)" }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for song in list { hash = (hash ^ UInt64(song.rowID)) &* 0x100_0000_01b3 }
+        let head = list.prefix(3).map(\.rowID), tail = list.suffix(3).map(\.rowID)
+        return "title=\(title.debugDescription) songs=\(list.count) hash=\(String(hash, radix: 16)) head=\(head) tail=\(tail)"
+    }
+}

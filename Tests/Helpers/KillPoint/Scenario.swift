@@ -53,7 +53,7 @@ extension Scenario {
 
 /// Every scenario, by name.
 var scenarios: [any Scenario] {
-    [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(),
+    [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(), SaveList(),
      Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay()]
 }
 
