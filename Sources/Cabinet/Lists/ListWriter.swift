@@ -69,6 +69,12 @@ final class ListWriter {
     /// `classID`), and deletes the trees of the owner's other slots unless the row is new.
     func write(_ collected: [ListCollector.Collected], classID: UInt8, row: UInt32, isNew: Bool,
                owner: RecordLocation, to sink: Sink) throws {
+        // A list that moves to another slot of the same row (an upgrade that
+        // reorders lists, an owner whose earlier list went inline) is loaded
+        // whole before any slot's old tree is deleted, which would take its nodes.
+        for list in collected where list.source?.scope != ListScope(classID: classID, row: row, slot: list.slot) {
+            try list.root.loadSubtree(source: list.source)
+        }
         var used = Set<UInt8>()
         for list in collected {
             used.insert(list.slot)

@@ -9,7 +9,8 @@
 /// at or below the last row ID handed out, every record has its version byte
 /// (and, in checksummed stores, a matching checksum), every record is found
 /// again through its key (the index is intact), a pending save journal is
-/// whole, and every table the catalog lists is there. It adds what the backend
+/// whole, and every table the catalog lists is there; and each out-of-line
+/// list's tree, root to leaves, with its owner (``StoredListVerifier``). It adds what the backend
 /// itself finds (``StorageBackend/storageProblems()``): for a Tokyo Cabinet
 /// directory, every file that should be a class file and is not (random bytes,
 /// an empty file, a link), and Tokyo Cabinet's leftovers (a transaction log of
@@ -60,13 +61,23 @@ public enum StoreVerifier {
         problems += try backend.storageProblems()
         problems += try catalogProblems(backend)
         let awaitingRecovery = Set(try services.pendingRecovery().compactMap(\.table))
-        for name in try backend.tableNames() where !awaitingRecovery.contains(name) {
+        let tables = try backend.tableNames()
+        for name in tables where !awaitingRecovery.contains(name) {
             let location = RecordLocation(file: backend.location(ofTable: name), className: name)
             do {
                 let table = try backend.openTable(named: name)
                 try check(table, name: name, format: format, location: location, into: &problems)
             } catch let error as CabinetError {
                 problems.append(Problem(location: error.location ?? location, reason: "\(error)"))
+            }
+        }
+        // The trees of out-of-line lists, once every table is readable enough to walk them.
+        if !tables.contains(where: awaitingRecovery.contains) {
+            do {
+                problems += try StoredListVerifier.problems(in: backend, format: format)
+            } catch let error as CabinetError {
+                let file = backend.location(ofTable: ObjectStore.listsTableName)
+                problems.append(Problem(location: error.location ?? RecordLocation(file: file), reason: "\(error)"))
             }
         }
         return problems

@@ -108,10 +108,35 @@ extension ObjectStore {
         try forEachNamedBufferChange { key, value in
             journal.record(table: namedBuffers, key: key, value: value)
         }
+        try commitThroughJournal(journal) {
+            listNodesCommitted(lists)
+            finishSave(entries)
+            pendingNamedBuffers.removeAll()
+        }
+    }
+
+    /// Writes `journal`, applies it to its tables and removes it: the changes of
+    /// several files, all or nothing even if the process is killed. If applying
+    /// fails but some file committed its part (or the journal cannot be taken
+    /// back), the change is decided: `decided` makes memory count it as done,
+    /// the journal is replayed at once, and only if that fails too does this
+    /// throw `saveNotFinished`, saying the next save, read or open finishes it.
+    /// If no file took any of it, the journal is removed and the error thrown.
+    func commitThroughJournal(_ journal: borrowing SaveJournal, decided: () -> Void) throws {
         let bytes = journal.encoded()
         guard bytes.count <= StorageLimits.largestValue else {
             throw CabinetError.valueTooLarge(RecordLocation(file: backend.services.journalLocation),
                                              size: bytes.count, limit: StorageLimits.largestValue)
+        }
+        guard backend.services.needsJournal else {
+            // A backend whose tables commit together needs no file: the tables take it directly.
+            do {
+                try applyJournal(bytes)
+            } catch let failure as JournalApplyFailure {
+                if failure.committedTables > 0 { decided() }
+                throw failure.error
+            }
+            return
         }
         do {
             try backend.services.writeJournal(bytes)
@@ -125,7 +150,14 @@ extension ObjectStore {
         do {
             try applyJournal(bytes)
         } catch let failure as JournalApplyFailure {
-            try settleFailedApply(failure, entries: entries, lists: lists)
+            if failure.committedTables == 0, (try? backend.services.removeJournal()) != nil {
+                throw failure.error
+            }
+            journalAwaitsReplay = true
+            decided()
+            // A failure that passed (a write that failed once): finishing now makes it a plain success.
+            if (try? recoverInterruptedSave()) != nil { return }
+            throw CabinetError.saveNotFinished(path: path, reason: "\(failure.error)")
         }
         do {
             try backend.services.removeJournal()
@@ -134,25 +166,6 @@ extension ObjectStore {
             // harmless, and the next save (or open) removes it first.
             journalAwaitsReplay = true
         }
-    }
-
-    /// After applying a journal failed: if no file took any of it, the journal is
-    /// removed and the save throws with nothing written (the changes stay
-    /// pending). If some file committed its part, or the journal cannot be
-    /// removed, the save is decided: memory counts it as saved, the journal is
-    /// replayed at once, and only if that fails too does the save throw
-    /// `saveNotFinished`, saying the next save, read or open finishes it.
-    private func settleFailedApply(_ failure: JournalApplyFailure, entries: [ClassEntry], lists: ListWriter?) throws {
-        if failure.committedTables == 0, (try? backend.services.removeJournal()) != nil {
-            throw failure.error
-        }
-        journalAwaitsReplay = true
-        listNodesCommitted(lists)
-        finishSave(entries)
-        pendingNamedBuffers.removeAll()
-        // A failure that passed (a write that failed once): finishing now makes it a plain success.
-        if (try? recoverInterruptedSave()) != nil { return }
-        throw CabinetError.saveNotFinished(path: path, reason: "\(failure.error)")
     }
 
     /// Replays a journal into its tables, one transaction per table. On failure

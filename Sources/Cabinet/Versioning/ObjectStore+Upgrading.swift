@@ -38,8 +38,12 @@ extension ObjectStore {
             rewritten = try upgradeVersionedRecords(entry, to: target, batchSize: max(1, batchSize))
         } else if entry.metadata.version < target {
             // Without a version in each record, a half-done upgrade could not be told
-            // apart afterwards: rewrite everything in one transaction.
-            rewritten = try rewriteRows(entry, in: ClassMetadata.firstObjectRowID...max(entry.metadata.lastRowID, 1)) { _ in true }
+            // apart afterwards: rewrite everything, and the new version with it, at once.
+            var upgraded = entry.metadata
+            upgraded.version = target
+            rewritten = try rewriteRows(entry, in: ClassMetadata.firstObjectRowID...max(entry.metadata.lastRowID, 1),
+                                        finishing: upgraded) { _ in true }
+            entry.metadata = upgraded
         }
         if entry.metadata.version < target {
             // Memory takes the new version only once the file has it: a failed write leaves the upgrade to do again.
@@ -88,28 +92,47 @@ extension ObjectStore {
         return rewritten
     }
 
-    /// Reads and rewrites, in one transaction, the rows in `range` whose version byte `shouldRewrite` accepts.
-    private func rewriteRows(_ entry: ClassEntry, in range: ClosedRange<UInt32>,
+    /// Reads and rewrites, in one transaction, the rows in `range` whose version
+    /// byte `shouldRewrite` accepts, and writes `metadata` (if given) with them.
+    /// A class whose records may keep lists out of line goes through
+    /// ``rewriteRowsKeepingLists(_:in:lists:finishing:where:)`` instead.
+    private func rewriteRows(_ entry: ClassEntry, in range: ClosedRange<UInt32>, finishing metadata: ClassMetadata? = nil,
                              where shouldRewrite: (UInt8) -> Bool) throws -> Int {
+        if let lists = try upgradeListWriter(for: entry) {
+            return try rewriteRowsKeepingLists(entry, in: range, lists: lists, finishing: metadata, where: shouldRewrite)
+        }
         var rewritten = 0
         var buffer = DataBuffer()
-        var record = DataBuffer()
-        let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
         // One batch is one commit: readers in other processes wait for it, and see it whole.
         try changingTables {
             try entry.table.transaction {
-                for rowID in range {
-                    guard try entry.table.withValue(forRow: rowID, { record.load($0) }) != nil else { continue }
-                    let recordVersion = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
-                    guard shouldRewrite(recordVersion) else { continue }
-                    let object = try upgradedObject(entry, rowID: rowID, record: &record)
-                    try encode(object, entry: entry, into: &buffer, version: version)
-                    try buffer.withUnsafeBytes { try entry.table.setValue($0, forRow: rowID) }
+                try forEachRowToRewrite(entry, in: range, into: &buffer, where: shouldRewrite) { rowID, record in
+                    try entry.table.setValue(record, forRow: rowID)
                     rewritten += 1
+                }
+                if let metadata {
+                    try metadata.bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
                 }
             }
         }
         return rewritten
+    }
+
+    /// Reads each row in `range` whose version byte `shouldRewrite` accepts,
+    /// encodes it at the current version into `buffer`, and hands its row ID and new record to `body`.
+    func forEachRowToRewrite(_ entry: ClassEntry, in range: ClosedRange<UInt32>, into buffer: inout DataBuffer,
+                             where shouldRewrite: (UInt8) -> Bool,
+                             _ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
+        var record = DataBuffer()
+        let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
+        for rowID in range {
+            guard try entry.table.withValue(forRow: rowID, { record.load($0) }) != nil else { continue }
+            let recordVersion = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
+            guard shouldRewrite(recordVersion) else { continue }
+            let object = try upgradedObject(entry, rowID: rowID, record: &record)
+            try encode(object, entry: entry, into: &buffer, version: version)
+            try buffer.withUnsafeBytes { try body(rowID, $0) }
+        }
     }
 
     /// The object of a row, with its content read by the current class (which handles the old version).

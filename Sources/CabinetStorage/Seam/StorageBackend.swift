@@ -95,14 +95,25 @@ public protocol StorageBackend: AnyObject {
 
 /// One thing wrong in a store, with where it is: see ``StorageBackend/storageProblems()``.
 public struct StorageProblem: Sendable, CustomStringConvertible {
+    /// What kind of damage a problem is, for code that acts on some kinds
+    /// (`nil` for problems that only say so in their reason). Layers above the
+    /// storage add their own kinds, as the `StoredLists` checks do.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+    }
+
     public var location: RecordLocation
     /// What is wrong and what to do about it.
     public var reason: String
+    public var kind: Kind?
     public var description: String { "\(location): \(reason)" }
 
-    public init(location: RecordLocation, reason: String) {
+    public init(location: RecordLocation, reason: String, kind: Kind? = nil) {
         self.location = location
         self.reason = reason
+        self.kind = kind
     }
 }
 

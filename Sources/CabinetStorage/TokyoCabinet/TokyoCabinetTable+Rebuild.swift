@@ -54,6 +54,7 @@ extension TokyoCabinetTable {
             throw error
         }
         do {
+            try TokyoCabinetTable.removeLog(of: path)
             try DirectoryFiles.replace(path, with: temporaryPath, directory: directory, sync: options.syncOnCommit)
         } catch {
             try? DirectoryFiles.remove(temporaryPath)
@@ -61,6 +62,21 @@ extension TokyoCabinetTable {
             throw error
         }
         handle = try TokyoCabinetTable.openHandle(path: path, options: options)
+    }
+
+    /// Removes `<path>.wal` before a new file is renamed to `path`. The log
+    /// holds old pages of the file it was written for, at that file's offsets:
+    /// Tokyo Cabinet keeps it when it closes a handle a failed write left fatal
+    /// (so after a failed commit, the one case that rebuilds the index), and an
+    /// open of a file whose header says "open" (a writer killed after the
+    /// rebuild, before its next transaction) would write those pages into the
+    /// new file. The old file no longer needs it: its handle closed cleanly,
+    /// which rolls back any open transaction and clears the header's flag. So
+    /// it goes first: killed in between, the directory holds the old file
+    /// without its spent log, or the new file, never the new file with it
+    /// (the rename's directory flush flushes the removal too).
+    static func removeLog(of path: String) throws {
+        try DirectoryFiles.remove(path + ".wal")
     }
 
     /// Creates an empty file at `path` whole or not at all: written under a
@@ -71,6 +87,8 @@ extension TokyoCabinetTable {
         let tuning = (buckets: options.bucketCount, alignment: options.alignmentPower, pool: options.freeBlockPoolPower, flags: UInt8(0))
         try writeTemporary(at: temporary, options: options, tuning: tuning, operation: "create") { _ in }
         do {
+            // A log left by an earlier file of this name is not this file's.
+            try removeLog(of: path)
             try DirectoryFiles.replace(path, with: temporary, directory: directory, sync: options.syncOnCommit)
         } catch {
             try? DirectoryFiles.remove(temporary)

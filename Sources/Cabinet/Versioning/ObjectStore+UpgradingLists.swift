@@ -1,0 +1,58 @@
+// An upgrade of a class whose records keep StoredLists out of line rewrites
+// them as a save does: through a ListCollector, so a list read out of line is
+// written out of line again, with its nodes where they are (an unchanged list
+// costs its owner's record only), and a list the new version writes in another
+// slot, or no longer writes, is moved or deleted with the records. Records and
+// list records are two files, so each batch goes through the save journal:
+// all or nothing, even if the process is killed.
+
+extension ObjectStore {
+    /// A writer for the out-of-line lists of `entry`'s records, or `nil` if
+    /// they can have none: a plain store, or no lists table. A class that no
+    /// longer writes lists gets one too while the table has records, so that
+    /// the trees an older version kept are deleted with the rewrite, not orphaned.
+    func upgradeListWriter(for entry: ClassEntry) throws -> ListWriter? {
+        guard recordFormat != .plain, let table = try listsTable(creating: false) else { return nil }
+        guard entry.writesLists || table.recordCount > 0 else { return nil }
+        return ListWriter(table: table, format: recordFormat, location: backend.location(ofTable: ObjectStore.listsTableName))
+    }
+
+    /// Rewrites the rows in `range` that `shouldRewrite` accepts (and
+    /// `metadata`, if given) with their lists, in one journal: every record
+    /// and list record of the batch is applied, or none.
+    func rewriteRowsKeepingLists(_ entry: ClassEntry, in range: ClosedRange<UInt32>, lists: ListWriter,
+                                 finishing metadata: ClassMetadata?, where shouldRewrite: (UInt8) -> Bool) throws -> Int {
+        var rewritten = 0
+        var journal = SaveJournal()
+        let classTable = journal.tableIndex(for: entry.name)
+        let listsTable = journal.tableIndex(for: ObjectStore.listsTableName)
+        let collector = ListCollector()
+        var buffer = DataBuffer()
+        buffer.context = RecordContext(location: entry.location())
+        buffer.context!.listCollector = collector
+        try changingTables {
+            // Everything is read before anything is written: the journal holds the
+            // batch until the end, so each row's lists are read as they are on disk.
+            try forEachRowToRewrite(entry, in: range, into: &buffer, where: shouldRewrite) { rowID, record in
+                withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: classTable, key: $0, value: record) }
+                try lists.write(collector.lists, classID: entry.metadata.classID, row: rowID, isNew: false,
+                                owner: entry.location(row: rowID)) { key, value in
+                    ListWriter.withBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
+                }
+                rewritten += 1
+            }
+            if let metadata {
+                metadata.bytes.withUnsafeBytes { bytes in
+                    withUnsafeBytes(of: ClassMetadata.rowID.littleEndian) { journal.record(table: classTable, key: $0, value: bytes) }
+                }
+            }
+            guard rewritten > 0 || metadata != nil else { return }
+            try commitThroughJournal(journal) {
+                listNodesCommitted(lists)
+                if let metadata { entry.metadata = metadata }
+            }
+        }
+        listNodesCommitted(lists)
+        return rewritten
+    }
+}
