@@ -26,6 +26,10 @@ final class StagedTable: StorageTable {
     /// Keys the real table lacks, in the order first staged: a scan lists them after
     /// the real table's records, as Tokyo Cabinet lists records it appended.
     private var appended: [[UInt8]] = []
+    /// Every staged key, in the order first staged: the commit writes them so, the
+    /// same at every run (a dictionary's order changes from process to process).
+    private var order: [[UInt8]] = []
+    private var orderAtBegin = 0
     /// Staged records present minus the real table's records staged as removed.
     private var countDelta = 0
     /// Inside a transaction: each key's staging before it (`nil`: not staged), to undo an abort.
@@ -42,13 +46,16 @@ final class StagedTable: StorageTable {
 
     /// Every staged record, for the commit.
     func forEachStaged(_ body: ([UInt8], [UInt8]?) throws -> Void) rethrows {
-        for (key, record) in staged { try body(key, record.value) }
+        for key in order {
+            if let record = staged[key] { try body(key, record.value) }
+        }
     }
 
     /// After the group's commit (the real table has it all) or its failure (none of it).
     func discardStaged() {
         staged = [:]
         appended = []
+        order = []
         countDelta = 0
         undo = nil
     }
@@ -115,6 +122,7 @@ final class StagedTable: StorageTable {
         if staging.isDirect { return try base.beginTransaction() }
         undo = [:]
         appendedAtBegin = appended.count
+        orderAtBegin = order.count
     }
 
     func commitTransaction() throws {
@@ -131,6 +139,7 @@ final class StagedTable: StorageTable {
             if let before { countDelta += Self.countChange(before) }
         }
         appended.removeSubrange(appendedAtBegin...)
+        order.removeSubrange(orderAtBegin...)
         self.undo = nil
     }
 
@@ -146,6 +155,7 @@ final class StagedTable: StorageTable {
         } else {
             inBase = try key.withUnsafeBytes { try base.withValue(forKey: $0) { _ in true } } != nil
             if !inBase { appended.append(key) }
+            order.append(key)
         }
         let record = Staged(value: value, inBase: inBase)
         staged[key] = record

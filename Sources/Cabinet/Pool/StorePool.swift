@@ -29,6 +29,13 @@ import Logging
 ///   (what it inserted, changed or deleted is dropped with its context), and
 ///   since no context outlives its block, no block ever sees stale objects.
 /// - ``changes`` tells every committed save, in order.
+/// - Group commit: write blocks that queue up while one runs are run back to
+///   back, each with a context of its own that sees the blocks before it, and
+///   are then committed together in one save (one transaction, or one journal
+///   when several files change), at most 64 blocks or 8 MiB at a time. Each
+///   caller is told only once that commit is done; a block that throws is
+///   dropped alone; a commit that fails fails every block in it, with nothing
+///   of them saved. ``changes`` still has one change per block's save.
 ///
 /// Blocks run on threads of the pool's own (dispatch queues), not on Swift's
 /// cooperative pool, because they wait for files and locks.
@@ -128,8 +135,12 @@ public final class StorePool: Sendable {
     /// ```
     /// If `block` throws, or the save does, nothing of the block is saved:
     /// its objects go with its context, and the next block sees the store as it
-    /// was. (`store.save()` inside the block commits what was done so far, as one
-    /// more save; a throw after it drops only what followed.) Throws
+    /// was. (`store.save()` inside the block keeps what was done so far, as one
+    /// more save committed with the block; a throw after it drops only what
+    /// followed.) It returns once the block's saves are committed, as durably as
+    /// a save of an ``ObjectStore``: blocks that queued up behind each other are
+    /// committed together (see the type's description), and if that commit fails,
+    /// every block in it throws its error and none of them is saved. Throws
     /// ``CabinetError/storeClosed(path:)`` once ``close()`` was called.
     public func write<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
         try core.admit()
@@ -143,6 +154,12 @@ public final class StorePool: Sendable {
         let value = try outcome.get()
         if let commitFailure { throw commitFailure }
         return value
+    }
+
+    /// Write blocks called that have not started yet: the writer's queue, as a
+    /// service may report it (and what a test waits on to make a commit group).
+    public var queuedWrites: Int {
+        core.writersArriving
     }
 
     /// Every save committed from now on, in commit order, once each: a new
