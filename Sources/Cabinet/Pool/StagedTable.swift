@@ -67,7 +67,8 @@ final class StagedTable: StorageTable {
     var byteCount: UInt64 { base.byteCount }
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        if !staging.isDirect, let record = staged[Array(key)] {
+        // Nothing staged (the first block of a group reads): no key copied.
+        if !staging.isDirect, !staged.isEmpty, let record = staged[Array(key)] {
             guard let value = record.value else { return nil }
             return try value.withUnsafeBytes(body)
         }
