@@ -14,6 +14,7 @@ import Testing
     static let cases: [KillPointCase] = [
         KillPointCase(name: "save-one", scenario: "save-one"),
         KillPointCase(name: "save-multi", scenario: "save-multi"),
+        KillPointCase(name: "pool-group", scenario: "pool-group"),
         KillPointCase(name: "save-grow", scenario: "save-grow"),
         KillPointCase(name: "save-synced", scenario: "save-synced"),
         KillPointCase(name: "save-first", scenario: "save-first", expectation: .changes),
@@ -36,7 +37,13 @@ import Testing
     /// rollback, so the next open refuses the class; an upgrade's index) stay wrong.
     static let failThenKillProblem = "a .wal write failed, then the process was killed during its recovery: see docs/CRASHPOINTS.md, \"Known\""
 
-    @Test(arguments: cases)
+    /// The cases to run: all, or those CABINET_KILLPOINT_CASES names (comma-separated), to run one alone.
+    static let selectedCases: [KillPointCase] = {
+        guard let names = ProcessInfo.processInfo.environment["CABINET_KILLPOINT_CASES"]?.split(separator: ",").map(String.init) else { return cases }
+        return cases.filter { names.contains($0.name) }
+    }()
+
+    @Test(arguments: selectedCases)
     func everyPointEndsOldOrNewAndEveryFailureIsRecoverable(_ testCase: KillPointCase) throws {
         let harness = try KillPointHarness(testCase)
         try harness.measure()
@@ -161,7 +168,7 @@ final class KillPointTable: Sendable {
         print("kill points: \(row.markdown)")
         let all: [KillPointRow]? = rows.withLock { rows in
             rows[row.name] = row
-            return rows.count == KillPointTests.cases.count ? KillPointTests.cases.compactMap { rows[$0.name] } : nil
+            return rows.count == KillPointTests.selectedCases.count ? KillPointTests.selectedCases.compactMap { rows[$0.name] } : nil
         }
         guard let all else { return }
         let header = """

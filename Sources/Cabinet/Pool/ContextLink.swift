@@ -49,23 +49,57 @@ final class ContextTemplate: @unchecked Sendable {
 final class ContextLink {
     let allowsWrites: Bool
     private let pool: PoolCore
+    /// A write block's commit group: its saves are staged there (see `WriteGroup`).
+    private let group: WriteGroup?
     /// How deep this context is inside writes that hold the lock (a save that
     /// replays a journal writes inside a write); 1 from the start when the
     /// whole block holds the lock already (a pool that serializes its blocks).
     private var depth: Int
 
-    init(pool: PoolCore, allowsWrites: Bool, holdsLock: Bool) {
+    init(pool: PoolCore, group: WriteGroup?, holdsLock: Bool) {
         self.pool = pool
-        self.allowsWrites = allowsWrites
+        self.group = group
+        allowsWrites = group != nil
         depth = holdsLock ? 1 : 0
+    }
+
+    /// Whether a save goes to the group's staging rather than to the tables.
+    var stages: Bool { group.map { !$0.staging.isDirect } ?? false }
+
+    /// The view of `table` this context reads and writes: the group's staged one in a write block.
+    func view(of table: any StorageTable, named name: String) -> any StorageTable {
+        group.map { $0.staging.table(over: table, named: name) } ?? table
+    }
+
+    /// Runs `body`, a save that writes the group's staged tables (memory only:
+    /// no lock, no commit lock), and records `summary` for the group's commit.
+    func stage<R>(announcing summary: SaveSummary?, _ body: () throws -> R) throws -> R {
+        guard let group else { preconditionFailure("Cabinet: staging without a commit group") }
+        if let failure = group.blockFailure { throw failure }
+        // A group that grew large commits first, keeping its journal and memory bounded.
+        if group.staging.stagedBytes >= WriteGroup.maxBytes { try pool.commitGroup(holdingLock: depth > 0) }
+        let result = try body()
+        if let summary { group.staged(summary) }
+        return result
     }
 
     /// Runs `body`, which writes tables, holding the pool's lock exclusively, then
     /// announces `summary` if there is one. A save that throws
     /// ``CabinetError/Code-swift.struct/saveNotFinished`` is decided (its journal finishes it), so it is announced too.
+    ///
+    /// In a write block that stages (an upgrade or a compaction: writes that
+    /// are not a save), the group so far is committed first, and `body` then
+    /// writes the real tables, after it.
     func write<R>(path: String, announcing summary: SaveSummary?, _ body: () throws -> R) throws -> R {
         guard allowsWrites else {
             throw CabinetError.readOnly(path: path, reason: "a StorePool read block cannot change the store; use write { } instead")
+        }
+        if let group, !group.staging.isDirect {
+            if let failure = group.blockFailure { throw failure }
+            try pool.commitGroup(holdingLock: depth > 0)
+            group.staging.isDirect = true
+            defer { group.staging.isDirect = false }
+            return try write(path: path, announcing: summary, body)
         }
         depth += 1
         defer { depth -= 1 }
@@ -99,6 +133,8 @@ extension ObjectStore {
         // (changingTables) keeps readers in other processes out.
         guard let context else { return try changingTables(body) }
         let summary = entries.map(saveSummary).flatMap { $0.isEmpty ? nil : $0 }
+        // A write block's save: into the group's staging, committed with the group.
+        if entries != nil && context.stages { return try context.stage(announcing: summary, body) }
         return try context.write(path: path, announcing: summary) { try changingTables(body) }
     }
 

@@ -7,6 +7,8 @@ final class PoolCore: Sendable {
     /// Whether read blocks run side by side and beside the writer's block (the
     /// backend's reads are thread-safe), or every block holds the lock exclusively.
     let concurrent: Bool
+    /// The write blocks' commit group; the writer queue's alone.
+    let group = WriteGroup()
     private let state = Locked(State())
 
     private struct State {
@@ -21,8 +23,11 @@ final class PoolCore: Sendable {
         var subscribers: [Int: AsyncStream<StorePool.Change>.Continuation] = [:]
         var nextSubscriber = 0
         var sequence: UInt64 = 0
-        /// A save whose journal is not applied in full yet: the next write block's context finishes it first.
+        /// A save whose journal is not applied in full yet: the next commit finishes it first.
         var journalAwaitsReplay = false
+        /// Write blocks called whose block has not started: while there are, the
+        /// block that ends leaves the commit to them (group commit, see `WriteGroup`).
+        var writersArriving = 0
 
         /// Whether the caller is the one to close the store now: the pool is closed,
         /// no block runs, and no one has begun closing it.
@@ -42,18 +47,50 @@ final class PoolCore: Sendable {
 
     // MARK: Contexts
 
-    /// A fresh store for one block, with objects of its own.
+    /// A fresh store for one block, with objects of its own; a write block's
+    /// saves go to the commit group's staging.
     func makeContext(writes: Bool) throws -> ObjectStore {
-        let link = ContextLink(pool: self, allowsWrites: writes, holdsLock: !concurrent)
-        let store = try ObjectStore(context: template, link: link)
-        if writes { store.journalAwaitsReplay = state.withLock { $0.journalAwaitsReplay } }
-        return store
+        let link = ContextLink(pool: self, group: writes ? group : nil, holdsLock: !concurrent)
+        return try ObjectStore(context: template, link: link)
     }
 
-    /// After a write block: whether its context left a save's journal to finish.
-    func writerFinished(_ store: ObjectStore) {
-        let pending = store.journalAwaitsReplay
-        state.withLock { $0.journalAwaitsReplay = pending }
+    var journalAwaitsReplay: Bool {
+        get { state.withLock { $0.journalAwaitsReplay } }
+        set { state.withLock { $0.journalAwaitsReplay = newValue } }
+    }
+
+    // MARK: Write blocks, group commit (on the writer queue)
+
+    /// A write block was called: it will run after the ones before it.
+    func writerArriving() {
+        state.withLock { $0.writersArriving += 1 }
+    }
+
+    /// Write blocks called that have not started (for tests that make a group).
+    var writersArriving: Int { state.withLock { $0.writersArriving } }
+
+    /// A write block starts: it joins the group.
+    func writerStarting() {
+        state.withLock { $0.writersArriving -= 1 }
+        group.beginBlock()
+    }
+
+    /// A write block ended: its ticket, and the failure a commit inside it
+    /// left. Commits the group if no other block is about to join it, or it is full.
+    func writerFinished() -> (CommitTicket, (any Error)?) {
+        let ended = group.endBlock()
+        if group.hasMembers && (group.isFull || state.withLock({ $0.writersArriving }) == 0) {
+            // The members learn a failure from their tickets.
+            try? commitGroup(holdingLock: !concurrent)
+        }
+        return ended
+    }
+
+    /// Commits the group's staging now, under the pool's lock exclusively
+    /// (taken here unless the caller holds it).
+    func commitGroup(holdingLock: Bool) throws {
+        if holdingLock { return try group.commit(self) }
+        try lock.writing { try group.commit(self) }
     }
 
     // MARK: Running blocks, closing

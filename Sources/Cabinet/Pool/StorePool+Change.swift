@@ -1,6 +1,9 @@
 extension StorePool {
     /// One committed save, as ``StorePool/changes`` delivers it: the rows it
     /// inserted, updated and deleted in each class, and the named buffers it set or removed.
+    /// A save is a write block's (or a `save()` inside one): blocks committed
+    /// together in one group commit give one change each, in the order they ran,
+    /// delivered once the group is committed.
     ///
     /// ```swift
     /// for await change in pool.changes {

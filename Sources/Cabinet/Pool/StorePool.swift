@@ -29,6 +29,13 @@ import Logging
 ///   (what it inserted, changed or deleted is dropped with its context), and
 ///   since no context outlives its block, no block ever sees stale objects.
 /// - ``changes`` tells every committed save, in order.
+/// - Group commit: write blocks that queue up while one runs are run back to
+///   back, each with a context of its own that sees the blocks before it, and
+///   are then committed together in one save (one transaction, or one journal
+///   when several files change), at most 64 blocks or 8 MiB at a time. Each
+///   caller is told only once that commit is done; a block that throws is
+///   dropped alone; a commit that fails fails every block in it, with nothing
+///   of them saved. ``changes`` still has one change per block's save.
 ///
 /// Blocks run on threads of the pool's own (dispatch queues), not on Swift's
 /// cooperative pool, because they wait for files and locks.
@@ -128,12 +135,31 @@ public final class StorePool: Sendable {
     /// ```
     /// If `block` throws, or the save does, nothing of the block is saved:
     /// its objects go with its context, and the next block sees the store as it
-    /// was. (`store.save()` inside the block commits what was done so far, as one
-    /// more save; a throw after it drops only what followed.) Throws
+    /// was. (`store.save()` inside the block keeps what was done so far, as one
+    /// more save committed with the block; a throw after it drops only what
+    /// followed.) It returns once the block's saves are committed, as durably as
+    /// a save of an ``ObjectStore``: blocks that queued up behind each other are
+    /// committed together (see the type's description), and if that commit fails,
+    /// every block in it throws its error and none of them is saved. Throws
     /// ``CabinetError/storeClosed(path:)`` once ``close()`` was called.
     public func write<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
         try core.admit()
-        return try await withTaskExecutorPreference(writer) { try await run(block, writes: true) }
+        defer { core.leave() }
+        core.writerArriving()
+        let (outcome, ticket) = await withTaskExecutorPreference(writer) { await runWrite(block) }
+        // Told only once the group holding the block's saves is committed (off the writer queue, which runs the next blocks).
+        var commitFailure: (any Error)?
+        do { try await ticket.wait() } catch { commitFailure = error }
+        // The block's own error first: it is why the caller's changes were not saved.
+        let value = try outcome.get()
+        if let commitFailure { throw commitFailure }
+        return value
+    }
+
+    /// Write blocks called that have not started yet: the writer's queue, as a
+    /// service may report it (and what a test waits on to make a commit group).
+    public var queuedWrites: Int {
+        core.writersArriving
     }
 
     /// Every save committed from now on, in commit order, once each: a new
@@ -165,10 +191,8 @@ public final class StorePool: Sendable {
 
     // MARK: Running blocks (on the pool's queues)
 
-    /// Runs a block in a context of its own, on the queue the caller chose: a read
-    /// block holding the lock shared; a write block without it (its saves take it,
-    /// see `ContextLink`), then saved. On a backend without thread-safe reads,
-    /// every block holds the lock exclusively.
+    /// Runs a read block in a context of its own, on the readers' queue, holding
+    /// the lock shared (exclusively on a backend without thread-safe reads).
     #if hasAttribute(concurrent)
     @concurrent
     #endif
@@ -176,24 +200,45 @@ public final class StorePool: Sendable {
         defer { core.leave() }
         var context: ObjectStore?
         // Closed after the lock is let go: it frees objects, and reads nothing.
-        defer {
-            if let context {
-                if writes { core.writerFinished(context) }
-                context.close()
-            }
-        }
+        defer { context?.close() }
         func run() throws -> T {
-            let store = try core.makeContext(writes: writes)
+            let store = try core.makeContext(writes: false)
             context = store
             let result = try block(store)
-            if writes {
-                try store.save()
-            } else if store.hasUnsavedChanges {
+            if store.hasUnsavedChanges {
                 throw CabinetError.readOnly(path: store.path, reason: "a StorePool read block changed objects, which are not saved; use write { } instead")
             }
             return result
         }
-        if !core.concurrent { return try core.lock.writing(run) }
-        return try writes ? run() : core.lock.reading(run)
+        return try core.concurrent ? core.lock.reading(run) : core.lock.writing(run)
+    }
+
+    /// Runs a write block in a context of its own, on the writer queue, and
+    /// saves it into the commit group (see `WriteGroup`); commits the group if
+    /// no other write block waits to join it. Returns what the block returned
+    /// or threw, and the ticket of the commit its caller waits for.
+    #if hasAttribute(concurrent)
+    @concurrent
+    #endif
+    private nonisolated func runWrite<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async -> (Result<T, any Error>, CommitTicket) {
+        func run() -> (Result<T, any Error>, CommitTicket) {
+            core.writerStarting()
+            var outcome: Result<T, any Error>
+            do {
+                let store = try core.makeContext(writes: true)
+                defer { store.close() }
+                let value = try block(store)
+                try store.save()
+                outcome = .success(value)
+            } catch {
+                outcome = .failure(error)
+            }
+            let (ticket, failure) = core.writerFinished()
+            // A commit inside the block failed: its earlier saves are gone with the group.
+            if let failure, case .success = outcome { outcome = .failure(failure) }
+            return (outcome, ticket)
+        }
+        // A backend without thread-safe reads: the whole block (and the commit) holds the lock.
+        return core.concurrent ? run() : core.lock.writing(run)
     }
 }

@@ -89,7 +89,8 @@ extension ObjectStore {
         }
         let table = try backend.openTable(named: name)
         try ClassRegistrar(store: self).catalog(name, tag: nil)
-        return table
+        // A pool's write block reads and writes it staged, as its classes' tables.
+        return context?.view(of: table, named: name) ?? table
     }
 
     private func namedBufferLocation(_ name: String) -> RecordLocation {

@@ -39,7 +39,8 @@ extension ObjectStore {
             }
             // Classes that write StoredLists may change the lists' table too.
             let lists = try makeListWriter(for: entries)
-            if backend.services.needsJournal && entries.count + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
+            // A pool's write block stages its save in memory: the group's commit takes the journal.
+            if backend.services.needsJournal && !(context?.stages ?? false) && entries.count + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
                 try saveThroughJournal(entries, lists: lists)
             } else {
                 try saveDirectly(entries, lists: lists)

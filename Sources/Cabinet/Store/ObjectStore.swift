@@ -207,11 +207,13 @@ public final class ObjectStore {
         undoManager.store = self
         undoManager.isEnabled = false
         for registered in template.classes {
-            guard let metadata = try ClassRegistrar.readMetadata(of: registered.table, className: registered.name) else {
+            // A write block's metadata as the group's earlier blocks left it (their row IDs taken).
+            let table = link.view(of: registered.table, named: registered.name)
+            guard let metadata = try ClassRegistrar.readMetadata(of: table, className: registered.name) else {
                 throw CabinetError.malformedMetadata(RecordLocation(file: registered.table.path, className: registered.name, rowID: ClassMetadata.rowID),
                                                      reason: "the metadata row is missing")
             }
-            add(registered.type, name: registered.name, table: registered.table, metadata: metadata, writesLists: registered.writesLists)
+            add(registered.type, name: registered.name, table: table, metadata: metadata, writesLists: registered.writesLists)
         }
     }
 

@@ -54,7 +54,7 @@ extension Scenario {
 /// Every scenario, by name.
 var scenarios: [any Scenario] {
     [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(), SaveList(),
-     Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay()]
+     Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay(), PoolGroup()]
 }
 
 /// The stores of the kill-point child log warnings and errors only: the harness

@@ -1,0 +1,201 @@
+/// A pool table as the write blocks of one commit group see it: the table's
+/// committed records with the saves of the group's earlier blocks laid over
+/// them. A block's save writes here, in memory; the group's commit then writes
+/// every staged record to the real table in one transaction (see `WriteGroup`).
+///
+/// So a block that throws is rolled back alone: its unsaved changes never reach
+/// the staging, and its context goes. And every block sees the blocks before it,
+/// as it would if each had been saved on its own.
+///
+/// While ``GroupStaging/isDirect`` (an upgrade or a compaction inside a block,
+/// after the group was committed) every call goes to the real table.
+///
+/// Used by the pool's writer queue only, one block at a time.
+final class StagedTable: StorageTable {
+    /// A staged record: its value (`nil`: removed), and whether the real table has the key.
+    private struct Staged {
+        var value: [UInt8]?
+        let inBase: Bool
+    }
+
+    let base: any StorageTable
+    /// The real table's name, as a journal names it.
+    let name: String
+    private unowned let staging: GroupStaging
+    private var staged: [[UInt8]: Staged] = [:]
+    /// Keys the real table lacks, in the order first staged: a scan lists them after
+    /// the real table's records, as Tokyo Cabinet lists records it appended.
+    private var appended: [[UInt8]] = []
+    /// Every staged key, in the order first staged: the commit writes them so, the
+    /// same at every run (a dictionary's order changes from process to process).
+    private var order: [[UInt8]] = []
+    private var orderAtBegin = 0
+    /// Staged records present minus the real table's records staged as removed.
+    private var countDelta = 0
+    /// Inside a transaction: each key's staging before it (`nil`: not staged), to undo an abort.
+    private var undo: [[UInt8]: Staged?]?
+    private var appendedAtBegin = 0
+
+    init(base: any StorageTable, name: String, staging: GroupStaging) {
+        self.base = base
+        self.name = name
+        self.staging = staging
+    }
+
+    var hasStagedRecords: Bool { !staged.isEmpty }
+
+    /// Every staged record, for the commit.
+    func forEachStaged(_ body: ([UInt8], [UInt8]?) throws -> Void) rethrows {
+        for key in order {
+            if let record = staged[key] { try body(key, record.value) }
+        }
+    }
+
+    /// After the group's commit (the real table has it all) or its failure (none of it).
+    func discardStaged() {
+        staged = [:]
+        appended = []
+        order = []
+        countDelta = 0
+        undo = nil
+    }
+
+    // MARK: StorageTable
+
+    var path: String { base.path }
+    var recordCount: Int { staging.isDirect ? base.recordCount : base.recordCount + countDelta }
+    var byteCount: UInt64 { base.byteCount }
+
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        // Nothing staged (the first block of a group reads): no key copied.
+        if !staging.isDirect, !staged.isEmpty, let record = staged[Array(key)] {
+            guard let value = record.value else { return nil }
+            return try value.withUnsafeBytes(body)
+        }
+        return try base.withValue(forKey: key, body)
+    }
+
+    func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+        if staging.isDirect { return try base.setValue(value, forKey: key) }
+        try stage(Array(key), Array(value))
+    }
+
+    @discardableResult
+    func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
+        if staging.isDirect { return try base.removeValue(forKey: key) }
+        let present = try withValue(forKey: key) { _ in true } != nil
+        try stage(Array(key), nil)
+        return present
+    }
+
+    func reserveCapacity(_ records: Int) throws {
+        if staging.isDirect { try base.reserveCapacity(records) }
+    }
+
+    func compact() throws {
+        guard staging.isDirect else {
+            throw CabinetError.readOnly(path: path, reason: "a table cannot be compacted while a commit group stages records in it")
+        }
+        try base.compact()
+    }
+
+    func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if staging.isDirect || staged.isEmpty { return try base.forEach(body) }
+        var goOn = true
+        try base.forEach { key, value in
+            if let record = staged[Array(key)] {
+                guard let newValue = record.value else { return true }
+                goOn = try newValue.withUnsafeBytes { try body(key, $0) }
+            } else {
+                goOn = try body(key, value)
+            }
+            return goOn
+        }
+        guard goOn else { return }
+        for key in appended {
+            guard let value = staged[key]?.value else { continue }
+            let more = try key.withUnsafeBytes { key in try value.withUnsafeBytes { try body(key, $0) } }
+            if !more { return }
+        }
+    }
+
+    func beginTransaction() throws {
+        if staging.isDirect { return try base.beginTransaction() }
+        undo = [:]
+        appendedAtBegin = appended.count
+        orderAtBegin = order.count
+    }
+
+    func commitTransaction() throws {
+        if staging.isDirect { return try base.commitTransaction() }
+        undo = nil
+    }
+
+    func abortTransaction() throws {
+        if staging.isDirect { return try base.abortTransaction() }
+        guard let undo else { return }
+        for (key, before) in undo {
+            if let current = staged[key] { countDelta -= Self.countChange(current) }
+            staged[key] = before
+            if let before { countDelta += Self.countChange(before) }
+        }
+        appended.removeSubrange(appendedAtBegin...)
+        order.removeSubrange(orderAtBegin...)
+        self.undo = nil
+    }
+
+    // MARK: Staging
+
+    private func stage(_ key: [UInt8], _ value: [UInt8]?) throws {
+        let before = staged[key]
+        if undo != nil, undo!.index(forKey: key) == nil { undo![key] = .some(before) }
+        let inBase: Bool
+        if let before {
+            inBase = before.inBase
+            countDelta -= Self.countChange(before)
+        } else {
+            inBase = try key.withUnsafeBytes { try base.withValue(forKey: $0) { _ in true } } != nil
+            if !inBase { appended.append(key) }
+            order.append(key)
+        }
+        let record = Staged(value: value, inBase: inBase)
+        staged[key] = record
+        countDelta += Self.countChange(record)
+        staging.stagedBytes += key.count + (value?.count ?? 0)
+    }
+
+    /// How a staged record changes the count of the real table's records.
+    private static func countChange(_ record: Staged) -> Int {
+        switch (record.inBase, record.value != nil) {
+        case (false, true): 1
+        case (true, false): -1
+        default: 0
+        }
+    }
+}
+
+/// The staged tables of the pool's write blocks, one per real table, made the
+/// first time a context asks for that table. Used by the writer queue only.
+final class GroupStaging {
+    private(set) var tables: [ObjectIdentifier: StagedTable] = [:]
+    /// Set while a block upgrades or compacts, after the group so far was
+    /// committed: the staged tables pass every call to the real ones.
+    var isDirect = false
+    /// Bytes staged since the last commit (keys and values, each write counted): the group's size.
+    var stagedBytes = 0
+
+    /// The staged view of `table`.
+    func table(over table: any StorageTable, named name: String) -> StagedTable {
+        if let staged = tables[ObjectIdentifier(table)] { return staged }
+        let staged = StagedTable(base: table, name: name, staging: self)
+        tables[ObjectIdentifier(table)] = staged
+        return staged
+    }
+
+    var hasStagedRecords: Bool { tables.values.contains(where: \.hasStagedRecords) }
+
+    func discardStaged() {
+        for table in tables.values { table.discardStaged() }
+        stagedBytes = 0
+    }
+}

@@ -1,0 +1,125 @@
+/// Group commit: the write blocks that queue up while one runs are run back to
+/// back on the writer queue, each in a context of its own whose saves go to the
+/// group's staging (`StagedTable`), and the whole group is then written in one
+/// save (`ObjectStore.commitStaged`): one transaction or journal instead of one per
+/// block, which is most of a small block's cost (Tokyo Cabinet's transaction log).
+///
+/// - A block's caller is told only after the commit that holds its saves:
+///   it waits on a `CommitTicket`, resolved by the commit, success or failure.
+/// - A block that throws is rolled back alone: its unsaved changes never reach
+///   the staging. (A `store.save()` inside it has staged what preceded it,
+///   which is committed with the group, as a save inside a block always was.)
+/// - A commit that fails fails every block in the group, and nothing of them
+///   is written; the staging is dropped, so the next block reads the store as committed.
+/// - The last block of a group commits it: the one that ends when no other write
+///   block waits to start, or when the group is full (`maxBlocks`, `maxBytes`).
+///
+/// `@unchecked Sendable`: used by the writer queue only, one block at a time
+/// (the pool's lock keeps readers off the real tables while it commits).
+final class WriteGroup: @unchecked Sendable {
+    /// At most this many blocks wait for one commit: each waits for all before it.
+    static let maxBlocks = 64
+    /// Bytes staged after which the group commits before staging more: bounds its journal and memory.
+    static let maxBytes = 8 << 20
+
+    let staging = GroupStaging()
+    /// The blocks waiting for the commit, in arrival order.
+    private var members: [CommitTicket] = []
+    /// What each staged save changed, in order: published once committed.
+    private var summaries: [SaveSummary] = []
+    /// Set when a commit inside the running block (before an upgrade or a
+    /// compaction, or at `maxBytes`) failed: its staged saves are gone, so the
+    /// block fails whatever it does next.
+    private(set) var blockFailure: (any Error)?
+    private var blockRunning = false
+    /// Commits made (tests count them to see blocks grouped).
+    private(set) var commits = 0
+
+    var isFull: Bool { members.count >= Self.maxBlocks || staging.stagedBytes >= Self.maxBytes }
+    var hasMembers: Bool { !members.isEmpty }
+
+    func beginBlock() {
+        blockRunning = true
+        blockFailure = nil
+    }
+
+    /// After a block: its ticket, which waits for the commit if anything is
+    /// staged (its saves, or earlier blocks' it may have read), and the failure
+    /// a commit inside it left, if any.
+    func endBlock() -> (CommitTicket, (any Error)?) {
+        blockRunning = false
+        let ticket = CommitTicket()
+        if staging.hasStagedRecords {
+            members.append(ticket)
+        } else {
+            ticket.resolve(.success(()))
+        }
+        defer { blockFailure = nil }
+        return (ticket, blockFailure)
+    }
+
+    /// A save staged what `summary` says.
+    func staged(_ summary: SaveSummary) {
+        summaries.append(summary)
+    }
+
+    /// Writes the staging to the store as one save, publishes its changes and
+    /// resolves every waiting block. Call holding the pool's lock exclusively.
+    func commit(_ core: PoolCore) throws {
+        let (waiting, changes) = (members, summaries)
+        members = []
+        summaries = []
+        let root = core.template.root
+        root.journalAwaitsReplay = core.journalAwaitsReplay
+        var failure: (any Error)?
+        commits += 1
+        do {
+            try root.commitStaged(staging)
+        } catch {
+            failure = error
+        }
+        staging.discardStaged()
+        core.journalAwaitsReplay = root.journalAwaitsReplay
+        // Committed, or decided (its journal finishes it): subscribers hear of it, in order, before the callers.
+        if failure == nil || (failure as? CabinetError)?.code == .saveNotFinished {
+            for change in changes { core.publish(change) }
+        }
+        let result: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
+        for ticket in waiting { ticket.resolve(result) }
+        if let failure {
+            if blockRunning { blockFailure = failure }
+            throw failure
+        }
+    }
+}
+
+/// A write block's wait for the commit of its group: resolved once, by the
+/// commit (on the writer queue), awaited by the block's caller.
+final class CommitTicket: Sendable {
+    private struct State {
+        var result: Result<Void, any Error>?
+        var waiter: CheckedContinuation<Void, any Error>?
+    }
+    private let state = Locked(State())
+
+    func resolve(_ result: Result<Void, any Error>) {
+        let waiter = state.withLock { state in
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    /// Returns once the commit is done; throws its error if it failed.
+    func wait() async throws {
+        if let result = state.withLock({ $0.result }) { return try result.get() }
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            let result = state.withLock { state in
+                if state.result == nil { state.waiter = waiter }
+                return state.result
+            }
+            if let result { waiter.resume(with: result) }
+        }
+    }
+}
