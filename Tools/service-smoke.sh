@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make service-smoke: every route of both notes services (Examples/NotesService),
-# through curl on loopback, then a graceful stop and a restart that still has the data.
+# through curl on loopback, then a graceful stop (SIGTERM; the store logs that it closed)
+# and a restart that still has the data.
 set -euo pipefail
 source "$(dirname "$0")/service-bench/common.sh"
 command -v curl >/dev/null || { echo "curl is missing: apt-get install -y curl"; exit 1; }
@@ -52,6 +53,12 @@ for service in $SERVICES; do
     check "a bad limit" 400 GET "/notes?limit=0"
     check "a body that is not a note" 400 POST /notes '{"title":1}'
     if stop_service; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); echo "  FAILED: SIGTERM exit status"; fi
+    # The store's service logs "closed" after closing it, and is the last service the group stops.
+    if tail -1 "$WORK/$service.log" | grep -q "closed"; then
+        PASSED=$((PASSED + 1))
+    else
+        FAILED=$((FAILED + 1)); echo "  FAILED: no \"closed\" log line after SIGTERM"; tail -3 "$WORK/$service.log"
+    fi
     start_service "$service" "$data"
     check "the update survived a restart" 200 GET "/notes/$first" "" '"title":"B"'
     stop_service

@@ -17,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // Hummingbird runs on it already; named here because the services put their store
+        // beside the app in one ServiceGroup, closed after the app has drained on SIGTERM.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Routes, JSON and the command line, over a `NotesRepository` each service implements.
@@ -26,11 +29,16 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "NotesServiceCabinet",
-            dependencies: ["NotesAPI", .product(name: "Cabinet", package: "Cabinet")]
+            dependencies: [
+                "NotesAPI",
+                .product(name: "Cabinet", package: "Cabinet"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .executableTarget(
             name: "NotesServiceGRDB",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// The command line both services share: where the data lives, where to listen, what to seed.
 public struct ServiceOptions: ParsableArguments, Sendable {
@@ -25,8 +26,17 @@ public struct ServiceOptions: ParsableArguments, Sendable {
 
     public init() {}
 
-    /// Opens the repository, seeds it if asked, serves until SIGTERM or SIGINT, then closes it.
-    public func run(label: String, open: (String, Logger) async throws -> any NotesRepository) async throws {
+    /// Opens the repository, seeds it if asked, then serves until SIGTERM or SIGINT.
+    ///
+    /// The app and `storeService` (made by `lifecycle`; it closes the repository once
+    /// graceful shutdown begins) run in one `ServiceGroup`. The store is listed first
+    /// because a group shuts its services down in reverse order: the app stops
+    /// accepting and finishes the requests in flight before the store closes under them.
+    public func run<Repository: NotesRepository>(
+        label: String,
+        open: (String, Logger) async throws -> Repository,
+        lifecycle: (Repository, Logger) -> any Service = { RepositoryService(repository: $0, logger: $1) }
+    ) async throws {
         var logger = Logger(label: label)
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let repository = try await open(data, logger)
@@ -38,22 +48,58 @@ public struct ServiceOptions: ParsableArguments, Sendable {
                 logger.info("seeded", metadata: ["summary": "\(json)", "took": "\(ContinuousClock.now - start)"])
                 say("seeded \(json)")
             }
-            let app = Application(
-                router: makeRouter(repository: repository),
-                configuration: .init(address: .hostname(host, port: port), serverName: label),
-                onServerRunning: { channel in
-                    say("listening \(host):\(channel.localAddress?.port ?? 0)")
-                },
-                logger: logger
-            )
-            try await app.runService()
         } catch {
+            // No group runs yet, so nothing else would close it.
             logger.error("stopping", metadata: ["error": "\(error)"])
             try? await repository.close()
             throw error
         }
+        let app = Application(
+            router: makeRouter(repository: repository),
+            configuration: .init(address: .hostname(host, port: port), serverName: label),
+            onServerRunning: { channel in
+                say("listening \(host):\(channel.localAddress?.port ?? 0)")
+            },
+            logger: logger
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: lifecycle(repository, logger), serviceName: "store"),
+                    // If the app returns by itself, the store still closes in order, not cancelled.
+                    .init(service: app, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "http"),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch {
+            // The group cancelled the store's service, which closed the store before returning.
+            logger.error("stopping", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+}
+
+/// A repository's lifetime as a service: waits for graceful shutdown, then closes
+/// the repository (the GRDB service's; the Cabinet service has its own, `StorePoolService`).
+public struct RepositoryService: Service {
+    let repository: any NotesRepository
+    let logger: Logger
+
+    public init(repository: any NotesRepository, logger: Logger) {
+        self.repository = repository
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        // Returns when graceful shutdown begins; throws if the group is cancelled
+        // instead (the app failed). The store is closed either way.
+        try? await gracefulShutdown()
         try await repository.close()
-        logger.info("closed", metadata: ["data": "\(data)"])
+        logger.info("closed", metadata: ["engine": "\(type(of: repository))"])
     }
 }
 

@@ -83,7 +83,13 @@ struct CabinetNotes: NotesRepository {
         return try await pool.read { store in
             guard let notebook = try store.fetch(Notebook.self, rowID: row) else { return nil }
             let notes = notebook.notes
-            let start = after == 0 ? 0 : (notes.firstIndex { Int($0.rowID) == after }.map { $0 + 1 } ?? notes.count)
+            // The cursor note as a fault: `firstIndex(of:)` then compares row IDs
+            // leaf by leaf, without making an object per note it passes.
+            var start = 0
+            if after != 0 {
+                guard let row = rowID(after) else { return [] }
+                start = notes.firstIndex(of: try store.fault(Note.self, rowID: row)).map { $0 + 1 } ?? notes.count
+            }
             return notes[start..<min(start + limit, notes.count)].map(\.record)
         }
     }
@@ -116,7 +122,8 @@ struct CabinetNotes: NotesRepository {
                 store.insert(note)
                 members.append(note)
             }
-            notebook.notes = members
+            // Built at once, with full leaves, rather than by 100,000 appends.
+            notebook.notes = StoredList(members)
             return Int(notebook.rowID)
         }
         return SeedSummary(firstNote: loose.first, lastNote: loose.last, notebook: notebook, notebookNotes: notebookNotes)

@@ -14,6 +14,8 @@ struct NotesService: AsyncParsableCommand {
     func run() async throws {
         try await options.run(label: "notes-service") { directory, logger in
             try CabinetNotes(directory: directory, logger: logger)
+        } lifecycle: { notes, logger in
+            StorePoolService(pool: notes.pool, logger: logger)
         }
     }
 }
