@@ -16,15 +16,15 @@ final class Note: StoredObject {
 
 final class Notebook: StoredObject {
     @Stored var name = ""
-    @Stored var notes: [Note] = []
+    @Stored var notes = StoredList<Note>()        // an ordered to-many relationship of any length
 
     override func read(from buffer: inout DataBuffer) throws {
         name = try buffer.readString()
-        notes = try buffer.readReferences(to: Note.self)
+        notes = try buffer.readList(of: Note.self)   // also reads a list written by writeReferences
     }
     override func write(to buffer: inout DataBuffer) {
         buffer.writeString(name)
-        buffer.writeReferences(notes)
+        buffer.writeList(notes)                      // past 256 notes, a save writes only the nodes that changed
     }
     override func dissolveAllRelationships() {
         notes = []
@@ -58,4 +58,20 @@ for await change in pool.changes {                   // committed saves, in orde
 }
 filer.cancel()
 _ = await filer.result
+// A notebook of 1,000 notes, then one more: the second save writes a leaf of the
+// list's tree, the nodes above it and the root, not the whole list.
+let journal: UInt32 = try await pool.write { store in
+    let book = Notebook(); book.name = "Journal"
+    book.notes = StoredList((0..<1_000).map { day in let note = Note(); note.title = "day \(day)"; store.insert(note); return note })
+    store.insert(book)
+    return book.rowID
+}
+let count: Int = try await pool.write { store in
+    guard let book = try store.fetch(Notebook.self, rowID: journal) else { return 0 }
+    let note = Note(); note.title = "day 1000"
+    store.insert(note)
+    book.notes.append(note)
+    return book.notes.count
+}
+print("the journal has \(count) notes")
 try await pool.close()

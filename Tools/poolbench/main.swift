@@ -10,7 +10,7 @@ import GRDB
 // The grdb-* modes do the same on GRDB's DatabasePool as the notes service
 // uses it (WAL, synchronous = NORMAL, a Codable record).
 //
-//   poolbench [pool-insert|pool-update|pool-read|store-insert|store-update|grdb-insert|grdb-update|grdb-read|all] [count] [directory]
+//   poolbench [pool-insert|pool-update|pool-read|store-insert|store-update|store-list-append|grdb-insert|grdb-update|grdb-read|all] [count] [directory]
 
 final class Note: StoredObject {
     @Stored var title = ""
@@ -24,6 +24,15 @@ final class Note: StoredObject {
         buffer.writeString(title)
         buffer.writeString(body)
     }
+}
+
+/// A notebook: its notes a `StoredList` (out of line past 256).
+final class Notebook: StoredObject {
+    @Stored var notes = StoredList<Note>()
+
+    override func read(from buffer: inout DataBuffer) throws { notes = try buffer.readList(of: Note.self) }
+    override func write(to buffer: inout DataBuffer) { buffer.writeList(notes) }
+    override func dissolveAllRelationships() { notes = [] }
 }
 
 let body = String(repeating: "Some words of a note. ", count: 10)
@@ -169,7 +178,7 @@ func runStore(_ mode: String, count: Int, base: String?) async throws {
     let path = freshDirectory(base, mode)
     defer { try? FileManager.default.removeItem(atPath: path) }
     let store = try ObjectStore(path: path)
-    try store.register(Note.self)
+    try store.register(Note.self, Notebook.self)
     let seed = Note(); seed.title = "seed"; seed.body = body
     store.insert(seed)
     try store.save()
@@ -191,6 +200,24 @@ func runStore(_ mode: String, count: Int, base: String?) async throws {
                 if index % 10 == 9 { try store.save() }
             }
             try store.save()
+        }
+    case "store-list-append":
+        // Issue 14's target: one note appended to a notebook of 100,000 and saved, ≤ 1 ms.
+        let notebook = Notebook()
+        notebook.notes = StoredList((0..<100_000).map { index in
+            let note = Note(); note.title = "Note \(index)"; note.body = body
+            store.insert(note)
+            return note
+        })
+        store.insert(notebook)
+        try store.save()
+        try await measure(mode, count: count) {
+            for index in 0..<count {
+                let note = Note(); note.title = "Appended \(index)"; note.body = body
+                store.insert(note)
+                notebook.notes.append(note)
+                try store.save()
+            }
         }
     case "store-update":
         try await measure(mode, count: count) {
