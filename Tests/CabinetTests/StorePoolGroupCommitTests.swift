@@ -183,6 +183,45 @@ private func insertSong(_ title: String) -> @Sendable (ObjectStore) throws -> UI
         try await reopened.close()
     }
 
+    /// A group whose commit is decided but not finished (its journal is whole, one
+    /// file has its part, the other refused it twice): every block is told
+    /// `saveNotFinished`, and the next write block, before it reads anything,
+    /// finds every block of that group saved, in both files, so nothing it
+    /// stages over them can undo part of that save.
+    @Test func aGroupLeftInItsJournalIsFinishedBeforeTheNextWriteBlockReads() async throws {
+        let directory = try TemporaryDirectory()
+        let backend = FailingBackend(try TokyoCabinetBackend(directory: directory.path + "/store"))
+        let pool = try openPool(.tokyoCabinet, directory, failing: backend)
+        nonisolated(unsafe) let failing = backend
+        _ = try await pool.write(insertSong("before"))
+        var blocks: [@Sendable (ObjectStore) throws -> UInt32] = (0..<3).map { index in
+            { store in
+                let song = Song(); song.title = "decided \(index)"; store.insert(song)
+                let list = Playlist(); list.title = "decided \(index)"; list.songs = [song]; store.insert(list)
+                return song.rowID
+            }
+        }
+        let first = blocks[0]
+        blocks[0] = { store in
+            // The journal's second file refuses its commit, and again when the commit tries to finish it at once.
+            failing.failCommitOf = "Song"
+            failing.commitFailures = 2
+            return try first(store)
+        }
+        let results = await runGrouped(pool, blocks)
+        for result in results {
+            #expect(errorCode(of: { _ = try result.get() }) == .saveNotFinished)
+        }
+        let seen = try await pool.write { store in
+            (Set(try store.fetchAll(Song.self).map(\.title)), Set(try store.fetchAll(Playlist.self).map(\.title)))
+        }
+        let decided: Set<String> = ["decided 0", "decided 1", "decided 2"]
+        #expect(seen.0 == decided.union(["before"]))
+        #expect(seen.1 == decided)
+        try await pool.close()
+        #expect(try StoreVerifier.verify(path: directory.path + "/store").isEmpty)
+    }
+
     @Test(arguments: BackendKind.allCases)
     func changesDeliverEachBlockOfAGroupOnceInCommitOrder(_ kind: BackendKind) async throws {
         let directory = try TemporaryDirectory()

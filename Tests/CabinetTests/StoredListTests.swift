@@ -315,8 +315,3 @@ final class JournalMeasuringBackend: ForwardingBackend {
     }
 }
 
-/// The code of the CabinetError `body` throws, or nil if it throws none.
-private func errorCode(of body: () throws -> Void) -> CabinetError.Code? {
-    do { try body() } catch let error as CabinetError { return error.code } catch { return nil }
-    return nil
-}

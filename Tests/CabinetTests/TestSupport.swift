@@ -161,3 +161,9 @@ func expectCabinetError(_ body: () throws -> Void, where matches: (CabinetError)
     }
     return nil
 }
+
+/// The code of the CabinetError `body` throws, or nil if it throws none (or another error).
+func errorCode(of body: () throws -> Void) -> CabinetError.Code? {
+    do { try body() } catch let error as CabinetError { return error.code } catch { return nil }
+    return nil
+}

@@ -50,8 +50,26 @@ final class PoolCore: Sendable {
     /// A fresh store for one block, with objects of its own; a write block's
     /// saves go to the commit group's staging.
     func makeContext(writes: Bool) throws -> ObjectStore {
+        if writes { try finishPendingJournal() }
         let link = ContextLink(pool: self, group: writes ? group : nil, holdsLock: !concurrent)
         return try ObjectStore(context: template, link: link)
+    }
+
+    /// Finishes a save left in the journal (a commit that failed after it was
+    /// decided, or an upgrade in a block whose journal was not removed) before a
+    /// write block reads anything: a block that read half-applied tables and staged
+    /// over them would undo part of that save when its group commits. Holds the
+    /// lock exclusively, as a commit does, so no reader sees the tables mid-replay.
+    private func finishPendingJournal() throws {
+        guard journalAwaitsReplay else { return }
+        func replay() throws {
+            let root = template.root
+            root.journalAwaitsReplay = true
+            defer { journalAwaitsReplay = root.journalAwaitsReplay }
+            try root.recoverInterruptedSave()
+        }
+        // Without concurrent reads the block (this call included) already holds it.
+        if concurrent { try lock.writing(replay) } else { try replay() }
     }
 
     var journalAwaitsReplay: Bool {

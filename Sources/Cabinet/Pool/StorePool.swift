@@ -140,7 +140,10 @@ public final class StorePool: Sendable {
     /// followed.) It returns once the block's saves are committed, as durably as
     /// a save of an ``ObjectStore``: blocks that queued up behind each other are
     /// committed together (see the type's description), and if that commit fails,
-    /// every block in it throws its error and none of them is saved. Throws
+    /// every block in it throws its error and none of them is saved, except for
+    /// ``CabinetError/Code/saveNotFinished``: the commit was decided (its journal
+    /// is whole) and is finished before the next block runs, so every block in
+    /// the group *is* saved; don't redo it. Throws
     /// ``CabinetError/storeClosed(path:)`` once ``close()`` was called.
     public func write<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
         try core.admit()
@@ -226,7 +229,12 @@ public final class StorePool: Sendable {
             var outcome: Result<T, any Error>
             do {
                 let store = try core.makeContext(writes: true)
-                defer { store.close() }
+                defer {
+                    // An upgrade or compact in the block wrote the tables itself; a
+                    // journal it could not finish is the pool's to finish next.
+                    if store.journalAwaitsReplay { core.journalAwaitsReplay = true }
+                    store.close()
+                }
                 let value = try block(store)
                 try store.save()
                 outcome = .success(value)

@@ -11,6 +11,8 @@
 ///   which is committed with the group, as a save inside a block always was.)
 /// - A commit that fails fails every block in the group, and nothing of them
 ///   is written; the staging is dropped, so the next block reads the store as committed.
+///   Except `saveNotFinished`: the group's journal is whole, so the group is
+///   saved; `PoolCore` finishes the journal before the next write block reads.
 /// - The last block of a group commits it: the one that ends when no other write
 ///   block waits to start, or when the group is full (`maxBlocks`, `maxBytes`).
 ///
