@@ -73,34 +73,7 @@ extension ObjectStore {
                 }
             }
         }
-        let bytes = journal.encoded()
-        guard bytes.count <= StorageLimits.largestValue else {
-            throw CabinetError.valueTooLarge(RecordLocation(file: backend.services.journalLocation),
-                                             size: bytes.count, limit: StorageLimits.largestValue)
-        }
-        do {
-            try backend.services.writeJournal(bytes)
-        } catch {
-            // The journal may be in place even so: take it back, or the group would come back at the next open.
-            if (try? backend.services.removeJournal()) != nil { throw error }
-        }
-        // From here the journal is the group's save.
-        do {
-            try applyJournal(bytes)
-        } catch let failure as JournalApplyFailure {
-            if failure.committedTables == 0, (try? backend.services.removeJournal()) != nil {
-                throw failure.error
-            }
-            // Some file has its part, or the journal stays: decided. Finish it now if possible.
-            journalAwaitsReplay = true
-            if (try? recoverInterruptedSave()) != nil { return }
-            throw CabinetError.saveNotFinished(path: path, reason: "\(failure.error)")
-        }
-        do {
-            try backend.services.removeJournal()
-        } catch {
-            // Every file has the group: the journal only repeats it, and goes at the next commit or open.
-            journalAwaitsReplay = true
-        }
+        // The group is not in memory as pending changes: nothing to mark decided.
+        try commitThroughJournal(journal, decided: {})
     }
 }
