@@ -179,6 +179,8 @@ func runStore(_ mode: String, count: Int, base: String?) async throws {
     defer { try? FileManager.default.removeItem(atPath: path) }
     let store = try ObjectStore(path: path)
     try store.register(Note.self, Notebook.self)
+    // POOLBENCH_NO_UNDO=1: without undo snapshots (which encode a StoredList whole, inline).
+    if ProcessInfo.processInfo.environment["POOLBENCH_NO_UNDO"] != nil { store.undoManager.isEnabled = false }
     let seed = Note(); seed.title = "seed"; seed.body = body
     store.insert(seed)
     try store.save()
