@@ -290,6 +290,28 @@ private func sum(in pool: StorePool, _ rows: (account: UInt32, vault: UInt32)) a
         }
         try await pool.close()
     }
+
+    /// A backend from outside the package that says its reads are thread-safe
+    /// (the public ``ConcurrentReadingBackend``) gets reads beside the write block.
+    @Test func aBackendThatSaysItsReadsAreThreadSafeReadsBesideTheWriter() async throws {
+        let pool = try StorePool(backend: ThreadSafeReadsBackend(MemoryBackend()), classes: [Account.self, Vault.self])
+        _ = try await openAccounts(pool)
+        let writing = Atomic<Bool>(false), readDone = DispatchSemaphore(value: 0)
+        async let wrote: Bool = pool.write { _ in
+            writing.store(true, ordering: .releasing)
+            return readDone.wait(timeout: .now() + 5) == .success
+        }
+        while !writing.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+        _ = try await pool.read { _ in readDone.signal() }
+        #expect(try await wrote, "the read ran while the write block was running")
+        try await pool.close()
+    }
+}
+
+/// A forwarding backend over a `MemoryBackend` that, like a backend from
+/// outside the package, conforms to the public protocol to say its reads are thread-safe.
+private final class ThreadSafeReadsBackend: ForwardingBackend, ConcurrentReadingBackend {
+    var allowsConcurrentReads: Bool { true }
 }
 
 extension StorePool.Change {

@@ -196,5 +196,5 @@ final class MemoryTable: StorageTable {
 
 extension MemoryBackend: ConcurrentReadingBackend {
     /// Always `true`: dictionaries that no thread changes meanwhile may be read from any number of threads.
-    package var allowsConcurrentReads: Bool { true }
+    public var allowsConcurrentReads: Bool { true }
 }

@@ -11,8 +11,19 @@
 /// writes only while no one reads). A backend that does not conform, or says
 /// `false`, gets a pool that runs its blocks one at a time.
 ///
-/// `package` for now: a backend outside this package runs its pool blocks one at a time.
-package protocol ConcurrentReadingBackend: StorageBackend {
+/// A backend written outside Cabinet opts in by conforming:
+///
+/// ```swift
+/// extension MyBackend: ConcurrentReadingBackend {
+///     // My tables' reads take no lock and change no shared state.
+///     public var allowsConcurrentReads: Bool { true }
+/// }
+/// let pool = try StorePool(backend: MyBackend(), classes: [Note.self])   // reads run side by side
+/// ```
+///
+/// Say `true` only when it holds: two threads reading a table that is not
+/// thread-safe corrupt memory, and the pool can't check it.
+public protocol ConcurrentReadingBackend: StorageBackend {
     /// Whether the tables may be read from several threads at once (see the protocol).
     var allowsConcurrentReads: Bool { get }
 }
