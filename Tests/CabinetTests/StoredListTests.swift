@@ -249,7 +249,7 @@ final class JournalMeasuringBackend: ForwardingBackend {
             let root = try #require(try ListWriter.readRoot(scope, in: lists, format: store.recordFormat, owner: RecordLocation(file: "test")))
             let looping = ListNode(children: [ListChild(count: 3_000, id: root.root)])
             let bytes = ListRecords.encode(looping, rowIDs: [], childIDs: [root.root], format: store.recordFormat)
-            try ListWriter.withBytes(scope.nodeKey(root.root), bytes) { key, value in try lists.setValue(value!, forKey: key) }
+            try withRecordBytes(scope.nodeKey(root.root), bytes) { key, value in try lists.setValue(value!, forKey: key) }
             store.close()
         }
         let store = try fixture.open(Song.self, Shelf.self)

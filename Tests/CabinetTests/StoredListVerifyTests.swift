@@ -34,7 +34,7 @@ import Testing
     }
 
     private func put(_ table: any StorageTable, _ key: [UInt8], _ value: [UInt8]?) throws {
-        try ListWriter.withBytes(key, value) { key, value in try table.apply(value, forKey: key) }
+        try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
     }
 
     /// The list problems of the store, as (kind, class, row).

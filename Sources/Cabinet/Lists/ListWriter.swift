@@ -26,14 +26,6 @@ final class ListWriter {
         self.location = location
     }
 
-    /// Runs `body` with a record's key and value (or `nil`) as raw bytes, as tables and journals take them.
-    static func withBytes<R>(_ key: [UInt8], _ value: [UInt8]?, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try key.withUnsafeBytes { key in
-            guard let value else { return try body(key, nil) }
-            return try value.withUnsafeBytes { try body(key, $0) }
-        }
-    }
-
     func commit() {
         for (node, storage) in written { node.storage = storage }
         written.removeAll()

@@ -31,30 +31,14 @@ extension ObjectStore {
                 try table.base.beginTransaction()
                 begun.append(table)
                 try table.forEachStaged { key, value in
-                    try key.withUnsafeBytes { key in
-                        if let value {
-                            try value.withUnsafeBytes { try table.base.setValue($0, forKey: key) }
-                        } else {
-                            try table.base.removeValue(forKey: key)
-                        }
-                    }
+                    try withRecordBytes(key, value) { key, value in try table.base.apply(value, forKey: key) }
                 }
             }
         } catch {
             for table in begun { try? table.base.abortTransaction() }
             throw error
         }
-        var committed = 0
-        do {
-            for table in begun {
-                try table.base.commitTransaction()
-                committed += 1
-            }
-        } catch {
-            // The table whose commit failed has rolled back itself; the ones after it have not.
-            for table in begun[(committed + 1)...] { try? table.base.abortTransaction() }
-            throw error
-        }
+        try commitTransactions(of: begun.map(\.base))
     }
 
     /// Several files: the journal first, then the files, then the journal goes,
@@ -64,13 +48,7 @@ extension ObjectStore {
         for table in tables {
             let index = journal.tableIndex(for: table.name)
             table.forEachStaged { key, value in
-                key.withUnsafeBytes { key in
-                    if let value {
-                        value.withUnsafeBytes { journal.record(table: index, key: key, value: $0) }
-                    } else {
-                        journal.record(table: index, key: key, value: nil)
-                    }
-                }
+                withRecordBytes(key, value) { key, value in journal.record(table: index, key: key, value: value) }
             }
         }
         // The group is not in memory as pending changes: nothing to mark decided.

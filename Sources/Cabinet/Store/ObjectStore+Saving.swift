@@ -65,7 +65,7 @@ extension ObjectStore {
                 try write(entry, lists: lists, records: { rowID, value in
                     try withUnsafeBytes(of: rowID.littleEndian) { try entry.table.apply(value, forKey: $0) }
                 }, listRecords: { key, value in
-                    try ListWriter.withBytes(key, value) { key, value in try listsTable?.apply(value, forKey: key) }
+                    try withRecordBytes(key, value) { key, value in try listsTable?.apply(value, forKey: key) }
                 })
             }
             if let namedTable {
@@ -75,19 +75,9 @@ extension ObjectStore {
             for table in begun { try? table.abortTransaction() }
             throw error
         }
-        var committed = 0
-        do {
-            for table in begun {
-                try table.commitTransaction()
-                committed += 1
-            }
-        } catch {
-            // The table whose commit failed has rolled back itself; the ones after it have not.
-            for table in begun[(committed + 1)...] { try? table.abortTransaction() }
-            if committed == 0 { throw error }
+        try commitTransactions(of: begun) { committed in
             // Some tables committed: make memory match them so a retry does not write twice.
-            finishSave(entries.filter { entry in begun[..<committed].contains { $0 === entry.table } })
-            throw error
+            if committed > 0 { finishSave(entries.filter { entry in begun[..<committed].contains { $0 === entry.table } }) }
         }
     }
 
@@ -100,7 +90,7 @@ extension ObjectStore {
             try write(entry, lists: lists, records: { rowID, value in
                 withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: table, key: $0, value: value) }
             }, listRecords: { key, value in
-                ListWriter.withBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
+                withRecordBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
             })
         }
         // Created (and catalogued) before the journal names it, so a replay never creates it.

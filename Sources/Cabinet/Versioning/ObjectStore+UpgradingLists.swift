@@ -37,7 +37,7 @@ extension ObjectStore {
                 withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: classTable, key: $0, value: record) }
                 try lists.write(collector.lists, classID: entry.metadata.classID, row: rowID, isNew: false,
                                 owner: entry.location(row: rowID)) { key, value in
-                    ListWriter.withBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
+                    withRecordBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
                 }
                 rewritten += 1
             }

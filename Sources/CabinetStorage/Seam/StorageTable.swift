@@ -112,3 +112,31 @@ extension StorageTable {
         }
     }
 }
+
+/// Commits the transactions of `tables` in order, the last step of a save that
+/// changes several tables. If one commit fails, that table has rolled itself
+/// back: the ones after it are aborted, `partial` learns how many committed
+/// before it (their changes stay), and the error is thrown.
+package func commitTransactions(of tables: [any StorageTable], partial: (_ committed: Int) -> Void = { _ in }) throws {
+    var committed = 0
+    do {
+        for table in tables {
+            try table.commitTransaction()
+            committed += 1
+        }
+    } catch {
+        for table in tables[(committed + 1)...] { try? table.abortTransaction() }
+        partial(committed)
+        throw error
+    }
+}
+
+/// Runs `body` with a record's key and value (`nil`: removed) as raw bytes, as
+/// tables (``StorageTable/apply(_:forKey:)``) and journals take them.
+package func withRecordBytes<R>(_ key: [UInt8], _ value: [UInt8]?,
+                                _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+    try key.withUnsafeBytes { key in
+        guard let value else { return try body(key, nil) }
+        return try value.withUnsafeBytes { try body(key, $0) }
+    }
+}
