@@ -37,6 +37,13 @@ import Testing
     /// rollback, so the next open refuses the class; an upgrade's index) stay wrong.
     static let failThenKillProblem = "a .wal write failed, then the process was killed during its recovery: see docs/CRASHPOINTS.md, \"Known\""
 
+    /// Known, not yet understood (docs/CRASHPOINTS.md): under AddressSanitizer the
+    /// pool-group child sometimes makes one or two file-changing calls fewer than
+    /// the run that counted them, so a kill aimed at the last points finds the
+    /// process done. Without sanitizers its calls are the same at every run, and
+    /// every point ends old or new (`make crashpoints`).
+    static let poolGroupUnderSanitizerProblem = "pool-group under AddressSanitizer: the child's file-changing calls vary by one or two from run to run: see docs/CRASHPOINTS.md, \"Known\""
+
     /// The cases to run: all, or those CABINET_KILLPOINT_CASES names (comma-separated), to run one alone.
     static let selectedCases: [KillPointCase] = {
         guard let names = ProcessInfo.processInfo.environment["CABINET_KILLPOINT_CASES"]?.split(separator: ",").map(String.init) else { return cases }
@@ -52,6 +59,9 @@ import Testing
         let errno = Int32(ProcessInfo.processInfo.environment["CABINET_KILLPOINT_ERRNO"] ?? "") ?? ENOSPC
         var row = KillPointRow(name: testCase.name, points: harness.calls.count, tried: points.count)
         row.failKill.knownProblem = KillPointTests.failThenKillProblem
+        if KillPointHarness.sanitized && testCase.name == "pool-group" {
+            row.kill.knownProblem = KillPointTests.poolGroupUnderSanitizerProblem
+        }
         for k in points {
             row.kill.add(try harness.kill(at: k), point: k, harness: harness, mode: "killed before")
             row.retry.add(try harness.fail(at: k, errno: errno, retry: true), point: k, harness: harness, mode: "failed (retried) at")
