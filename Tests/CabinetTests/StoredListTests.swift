@@ -89,6 +89,8 @@ final class JournalMeasuringBackend: ForwardingBackend {
             #expect(size < 12_000, "round \(round): an append wrote \(size) bytes")
         }
         #expect(shelf.songs.count == 100_020 && shelf.songs[100_019].title == "new 19")
+        // Each append's save deleted the nodes it replaced (known from the read, not read again): no orphans.
+        #expect(try StoreVerifier.verify(store.backend).isEmpty)
     }
 
     @Test(arguments: BackendKind.allCases)

@@ -10,7 +10,7 @@ import GRDB
 // The grdb-* modes do the same on GRDB's DatabasePool as the notes service
 // uses it (WAL, synchronous = NORMAL, a Codable record).
 //
-//   poolbench [pool-insert|pool-update|pool-read|store-insert|store-update|store-list-append|grdb-insert|grdb-update|grdb-read|all] [count] [directory]
+//   poolbench [pool-insert|pool-update|pool-list-append|pool-read|store-insert|store-update|store-list-append|grdb-insert|grdb-update|grdb-read|all] [count] [directory]
 
 final class Note: StoredObject {
     @Stored var title = ""
@@ -72,10 +72,22 @@ func freshDirectory(_ base: String?, _ name: String) -> String {
     return path
 }
 
+/// Inserts a notebook of `count` new notes.
+func insertNotebook(of count: Int, into store: ObjectStore) -> Notebook {
+    let notebook = Notebook()
+    notebook.notes = StoredList((0..<count).map { index in
+        let note = Note(); note.title = "Note \(index)"; note.body = body
+        store.insert(note)
+        return note
+    })
+    store.insert(notebook)
+    return notebook
+}
+
 func runPool(_ mode: String, count: Int, base: String?) async throws {
     let path = freshDirectory(base, mode)
     defer { try? FileManager.default.removeItem(atPath: path) }
-    let pool = try StorePool(path: path, classes: [Note.self])
+    let pool = try StorePool(path: path, classes: [Note.self, Notebook.self])
     let seed: UInt32 = try await pool.write { store in
         let note = Note(); note.title = "seed"; note.body = body
         store.insert(note)
@@ -98,6 +110,20 @@ func runPool(_ mode: String, count: Int, base: String?) async throws {
                 _ = try await pool.write { store in
                     let note = try store.fetch(Note.self, rowID: seed)!
                     note.title = "Title \(index)"
+                    return note.rowID
+                }
+            }
+        }
+    case "pool-list-append":
+        // The notes service's POST /notebooks/:id/notes: a note appended to a notebook of 100,000.
+        let notebookID: UInt32 = try await pool.write { store in insertNotebook(of: 100_000, into: store).rowID }
+        try await measure(mode, count: count) {
+            try await concurrently(count) { index in
+                _ = try await pool.write { store in
+                    let notebook = try store.fetch(Notebook.self, rowID: notebookID)!
+                    let note = Note(); note.title = "Appended \(index)"; note.body = body
+                    store.insert(note)
+                    notebook.notes.append(note)
                     return note.rowID
                 }
             }
@@ -205,13 +231,7 @@ func runStore(_ mode: String, count: Int, base: String?) async throws {
         }
     case "store-list-append":
         // Issue 14's target: one note appended to a notebook of 100,000 and saved, ≤ 1 ms.
-        let notebook = Notebook()
-        notebook.notes = StoredList((0..<100_000).map { index in
-            let note = Note(); note.title = "Note \(index)"; note.body = body
-            store.insert(note)
-            return note
-        })
-        store.insert(notebook)
+        let notebook = insertNotebook(of: 100_000, into: store)
         try store.save()
         try await measure(mode, count: count) {
             for index in 0..<count {

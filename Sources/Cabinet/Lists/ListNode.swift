@@ -40,6 +40,11 @@ final class ListNode {
     /// changed since it was read or written. Set by the save that writes it,
     /// once that save has committed.
     var storage: ListNodeStorage?
+    /// The stored node this one was before it first changed in memory, and that
+    /// node's children (their IDs): a save deletes the replaced nodes without
+    /// reading them back, since a node's record never changes while it exists.
+    /// `nil` for a node made in memory, or a stored one whose children were not all known.
+    private(set) var replaced: (storage: ListNodeStorage, childIDs: [ListNodeID])?
 
     init(leaf rowIDs: [UInt32], pending: [StoredObject?]? = nil, storage: ListNodeStorage? = nil) {
         isLeaf = true
@@ -60,7 +65,34 @@ final class ListNode {
 
     /// An unsaved copy to change in place (children stay shared until they change too).
     func copy() -> ListNode {
-        isLeaf ? ListNode(leaf: rowIDs, pending: pending) : ListNode(children: children)
+        let copy = isLeaf ? ListNode(leaf: rowIDs, pending: pending) : ListNode(children: children)
+        copy.replaced = storedForm
+        return copy
+    }
+
+    /// Called before this node changes: it is no longer the stored node it was (if any).
+    private func willChange() {
+        guard storage != nil else { return }
+        replaced = storedForm
+        storage = nil
+    }
+
+    /// What this node is on disk, if it is stored and its children's IDs are known.
+    private var storedForm: (storage: ListNodeStorage, childIDs: [ListNodeID])? {
+        guard let storage else { return replaced }
+        var ids: [ListNodeID] = []
+        ids.reserveCapacity(children.count)
+        for child in children {
+            guard let id = child.id ?? child.node?.storage?.id else { return nil }
+            ids.append(id)
+        }
+        return (storage, ids)
+    }
+
+    /// Set by the save that wrote this node, once it committed.
+    func stored(as storage: ListNodeStorage) {
+        self.storage = storage
+        replaced = nil
     }
 
     // MARK: Reading
@@ -117,7 +149,7 @@ final class ListNode {
     /// new right sibling if the node outgrew its capacity.
     func insert(_ rowID: UInt32, object: StoredObject?, at index: Int, source: ListSource?) throws -> ListNode? {
         if isLeaf { return insertInLeaf(rowID, object: object, at: index) }
-        storage = nil
+        willChange()
         count += 1
         let (position, offset) = locate(index)
         let child = try uniqueChild(position, source: source)
@@ -136,7 +168,7 @@ final class ListNode {
         if rowIDs.count == ListNode.leafCapacity && index == rowIDs.count {
             return ListNode(leaf: [rowID], pending: object.map { [$0] })
         }
-        storage = nil
+        willChange()
         rowIDs.insert(rowID, at: index)
         count = rowIDs.count
         if object != nil || pending != nil {
@@ -163,7 +195,7 @@ final class ListNode {
     /// Removes element `index` and returns its row ID and pending object.
     /// An emptied child is dropped; the caller drops an emptied node.
     func remove(at index: Int, source: ListSource?) throws -> (rowID: UInt32, object: StoredObject?) {
-        storage = nil
+        willChange()
         count -= 1
         if isLeaf {
             let object = pending?.remove(at: index) ?? nil
@@ -182,7 +214,7 @@ final class ListNode {
 
     /// Puts `rowID` (or `object`) in place of element `index`.
     func replace(at index: Int, with rowID: UInt32, object: StoredObject?, source: ListSource?) throws {
-        storage = nil
+        willChange()
         if isLeaf {
             rowIDs[index] = rowID
             if object != nil || pending != nil {
@@ -229,9 +261,13 @@ struct ListChild {
 
 /// The key of a stored list node within its list's scope: 16 random bytes,
 /// drawn when a save first writes the node (see `docs/FORMAT.md`).
-struct ListNodeID: Hashable, CustomStringConvertible {
+struct ListNodeID: Hashable, Comparable, CustomStringConvertible {
     var high: UInt64
     var low: UInt64
+
+    static func < (left: ListNodeID, right: ListNodeID) -> Bool {
+        (left.high, left.low) < (right.high, right.low)
+    }
 
     static func random<G: RandomNumberGenerator>(using generator: inout G) -> ListNodeID {
         ListNodeID(high: generator.next(), low: generator.next())

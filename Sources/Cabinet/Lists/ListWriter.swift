@@ -27,7 +27,7 @@ final class ListWriter {
     }
 
     func commit() {
-        for (node, storage) in written { node.storage = storage }
+        for (node, storage) in written { node.stored(as: storage) }
         written.removeAll()
     }
 
@@ -81,7 +81,8 @@ final class ListWriter {
         for slot in 0..<ListScope.slots where !slots.contains(slot) {
             let scope = ListScope(classID: classID, row: row, slot: slot)
             guard let old = try ListWriter.readRoot(scope, in: table, format: format, owner: owner) else { continue }
-            _ = try deleteTree(old.root, scope: scope, keeping: [], owner: owner, to: sink)
+            var none = KeptNodes()
+            try deleteTree(old.root, scope: scope, keeping: &none, owner: owner, to: sink)
             try sink(scope.rootKey, nil)
         }
     }
@@ -92,27 +93,33 @@ final class ListWriter {
         if list.source?.scope != scope { try root.loadSubtree(source: list.source) }
         let old = isNew ? nil : try ListWriter.readRoot(scope, in: table, format: format, owner: owner)
         if let old, root.storage == ListNodeStorage(scope: scope, id: old.root), root.count == old.count { return }
-        var kept = Set<ListNodeID>()
-        collectKept(root, scope: scope, into: &kept)
-        let found = try old.map { try deleteTree($0.root, scope: scope, keeping: kept, owner: owner, to: sink) } ?? []
+        var kept = KeptNodes()
+        var replaced: [ListNodeID: [ListNodeID]] = [:]
+        collectKept(root, scope: scope, into: &kept, replaced: &replaced)
+        kept.seal()
+        if let old { try deleteTree(old.root, scope: scope, keeping: &kept, known: replaced, owner: owner, to: sink) }
         // Every subtree the new tree shares must still be on disk: a copy of the
         // list taken before its last save may share subtrees that save removed.
-        if let lost = kept.first(where: { !found.contains($0) }) {
+        if let lost = kept.firstNotFound {
             throw CabinetError.staleList(owner, reason: "\(scope): node \(lost) is no longer stored")
         }
         let rootID = try writeNodes(root, scope: scope, kept: kept, owner: owner, to: sink)
         try sink(scope.rootKey, ListRecords.encodeRoot(count: root.count, root: rootID, format: format))
     }
 
-    /// The IDs of the largest subtrees of `node` already stored in `scope` (those the save keeps as they are).
-    private func collectKept(_ node: ListNode, scope: ListScope, into kept: inout Set<ListNodeID>) {
+    /// The IDs of the largest subtrees of `node` already stored in `scope` (those
+    /// the save keeps as they are), and the children of the stored nodes of
+    /// `scope` that the new tree's changed nodes replace.
+    private func collectKept(_ node: ListNode, scope: ListScope, into kept: inout KeptNodes,
+                             replaced: inout [ListNodeID: [ListNodeID]]) {
         if let storage = node.storage, storage.scope == scope {
             kept.insert(storage.id)
             return
         }
+        if let old = node.replaced, old.storage.scope == scope { replaced[old.storage.id] = old.childIDs }
         for child in node.children {
             if let loaded = child.node {
-                collectKept(loaded, scope: scope, into: &kept)
+                collectKept(loaded, scope: scope, into: &kept, replaced: &replaced)
             } else if let id = child.id {
                 kept.insert(id)   // not loaded: unchanged since read from this scope
             }
@@ -120,27 +127,34 @@ final class ListWriter {
     }
 
     /// Deletes the nodes of the tree under `id` that `kept` does not keep, and
-    /// returns the kept IDs it met (those still on disk).
-    private func deleteTree(_ id: ListNodeID, scope: ListScope, keeping kept: Set<ListNodeID>, owner: RecordLocation,
-                            depth: Int = 0, to sink: Sink) throws -> Set<ListNodeID> {
-        if kept.contains(id) { return [id] }
+    /// marks the kept ones it meets as found (still on disk). A node in `known`
+    /// (one the new tree replaces, whose children the list read) is not read
+    /// again: a node's record never changes while it exists.
+    private func deleteTree(_ id: ListNodeID, scope: ListScope, keeping kept: inout KeptNodes,
+                            known: [ListNodeID: [ListNodeID]] = [:], owner: RecordLocation,
+                            depth: Int = 0, to sink: Sink) throws {
+        if kept.markFound(id) { return }
         guard depth <= ListNode.maximumDepth else {
             throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) lies more than \(ListNode.maximumDepth) levels deep: a node names one above it")
         }
-        let storage = ListNodeStorage(scope: scope, id: id)
-        guard let node = try ListWriter.readNode(storage, in: table, format: format, owner: owner) else {
-            throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) is missing from \(location)")
+        let children: [ListNodeID]
+        if let childIDs = known[id] {
+            children = childIDs
+        } else {
+            let storage = ListNodeStorage(scope: scope, id: id)
+            guard let node = try ListWriter.readNode(storage, in: table, format: format, owner: owner) else {
+                throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) is missing from \(location)")
+            }
+            children = node.children.map { $0.id! }
         }
         try sink(scope.nodeKey(id), nil)
-        var found = Set<ListNodeID>()
-        for child in node.children {
-            found.formUnion(try deleteTree(child.id!, scope: scope, keeping: kept, owner: owner, depth: depth + 1, to: sink))
+        for child in children {
+            try deleteTree(child, scope: scope, keeping: &kept, known: known, owner: owner, depth: depth + 1, to: sink)
         }
-        return found
     }
 
     /// Writes the nodes of `node`'s tree not stored in `scope` yet, children first; returns `node`'s ID.
-    private func writeNodes(_ node: ListNode, scope: ListScope, kept: Set<ListNodeID>, owner: RecordLocation,
+    private func writeNodes(_ node: ListNode, scope: ListScope, kept: KeptNodes, owner: RecordLocation,
                             to sink: Sink) throws -> ListNodeID {
         if let storage = node.storage, storage.scope == scope { return storage.id }
         var rowIDs: [UInt32] = []
@@ -169,7 +183,7 @@ final class ListWriter {
     }
 
     /// A random node ID no node of `scope` has (on disk, kept, or written by this save).
-    private func freshID(scope: ListScope, avoiding kept: Set<ListNodeID>, owner: RecordLocation) throws -> ListNodeID {
+    private func freshID(scope: ListScope, avoiding kept: KeptNodes, owner: RecordLocation) throws -> ListNodeID {
         while true {
             let id = ListNodeID.random(using: &generator)
             if kept.contains(id) || written.contains(where: { $0.storage == ListNodeStorage(scope: scope, id: id) }) { continue }
@@ -177,4 +191,47 @@ final class ListWriter {
             if !taken { return id }
         }
     }
+}
+
+/// The stored subtrees a save's new tree shares with the old one (their root
+/// IDs), and which of them the walk of the old tree met. A sorted array searched
+/// by halving: a save keeps up to a few hundred, and sets of them (hashing each
+/// ID, growing) took a quarter of an append's save.
+struct KeptNodes {
+    private var ids: [ListNodeID] = []
+    private var found: [Bool] = []
+
+    /// Adds `id`; ``seal()`` before asking.
+    mutating func insert(_ id: ListNodeID) { ids.append(id) }
+
+    /// Sorts what was inserted, dropping repeats.
+    mutating func seal() {
+        ids.sort()
+        var unique: [ListNodeID] = []
+        unique.reserveCapacity(ids.count)
+        for id in ids where unique.last != id { unique.append(id) }
+        ids = unique
+        found = Array(repeating: false, count: ids.count)
+    }
+
+    private func index(of id: ListNodeID) -> Int? {
+        var low = 0, high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id ? low : nil
+    }
+
+    func contains(_ id: ListNodeID) -> Bool { index(of: id) != nil }
+
+    /// Marks `id` found if it is kept; `true` if it is.
+    mutating func markFound(_ id: ListNodeID) -> Bool {
+        guard let index = index(of: id) else { return false }
+        found[index] = true
+        return true
+    }
+
+    /// A kept ID the old tree did not hold, if any.
+    var firstNotFound: ListNodeID? { found.firstIndex(of: false).map { ids[$0] } }
 }

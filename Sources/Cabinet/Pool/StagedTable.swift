@@ -22,7 +22,7 @@ final class StagedTable: StorageTable {
     /// The real table's name, as a journal names it.
     let name: String
     private unowned let staging: GroupStaging
-    private var staged: [[UInt8]: Staged] = [:]
+    private var staged: [StagedKey: Staged] = [:]
     /// Keys the real table lacks, in the order first staged: a scan lists them after
     /// the real table's records, as Tokyo Cabinet lists records it appended.
     private var appended: [[UInt8]] = []
@@ -33,7 +33,7 @@ final class StagedTable: StorageTable {
     /// Staged records present minus the real table's records staged as removed.
     private var countDelta = 0
     /// Inside a transaction: each key's staging before it (`nil`: not staged), to undo an abort.
-    private var undo: [[UInt8]: Staged?]?
+    private var undo: [StagedKey: Staged?]?
     private var appendedAtBegin = 0
 
     init(base: any StorageTable, name: String, staging: GroupStaging) {
@@ -44,10 +44,14 @@ final class StagedTable: StorageTable {
 
     var hasStagedRecords: Bool { !staged.isEmpty }
 
-    /// Every staged record, for the commit.
+    /// Every staged record the real table needs, for the commit: a key staged and
+    /// then removed within the group, which the real table never had, is left
+    /// out (a list appended to by every block of a group writes nodes the next
+    /// block replaces).
     func forEachStaged(_ body: ([UInt8], [UInt8]?) throws -> Void) rethrows {
         for key in order {
-            if let record = staged[key] { try body(key, record.value) }
+            guard let record = staged[StagedKey(key)], record.value != nil || record.inBase else { continue }
+            try body(key, record.value)
         }
     }
 
@@ -68,7 +72,7 @@ final class StagedTable: StorageTable {
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         // Nothing staged (the first block of a group reads): no key copied.
-        if !staging.isDirect, !staged.isEmpty, let record = staged[Array(key)] {
+        if !staging.isDirect, !staged.isEmpty, let record = staged[StagedKey(Array(key))] {
             guard let value = record.value else { return nil }
             return try value.withUnsafeBytes(body)
         }
@@ -103,7 +107,7 @@ final class StagedTable: StorageTable {
         if staging.isDirect || staged.isEmpty { return try base.forEach(body) }
         var goOn = true
         try base.forEach { key, value in
-            if let record = staged[Array(key)] {
+            if let record = staged[StagedKey(Array(key))] {
                 guard let newValue = record.value else { return true }
                 goOn = try newValue.withUnsafeBytes { try body(key, $0) }
             } else {
@@ -113,7 +117,7 @@ final class StagedTable: StorageTable {
         }
         guard goOn else { return }
         for key in appended {
-            guard let value = staged[key]?.value else { continue }
+            guard let value = staged[StagedKey(key)]?.value else { continue }
             let more = try key.withUnsafeBytes { key in try value.withUnsafeBytes { try body(key, $0) } }
             if !more { return }
         }
@@ -146,7 +150,8 @@ final class StagedTable: StorageTable {
 
     // MARK: Staging
 
-    private func stage(_ key: [UInt8], _ value: [UInt8]?) throws {
+    private func stage(_ bytes: [UInt8], _ value: [UInt8]?) throws {
+        let key = StagedKey(bytes)
         let before = staged[key]
         if undo != nil, undo!.index(forKey: key) == nil { undo![key] = .some(before) }
         let inBase: Bool
@@ -154,14 +159,14 @@ final class StagedTable: StorageTable {
             inBase = before.inBase
             countDelta -= Self.countChange(before)
         } else {
-            inBase = try key.withUnsafeBytes { try base.withValue(forKey: $0) { _ in true } } != nil
-            if !inBase { appended.append(key) }
-            order.append(key)
+            inBase = try bytes.withUnsafeBytes { try base.withValue(forKey: $0) { _ in true } } != nil
+            if !inBase { appended.append(bytes) }
+            order.append(bytes)
         }
         let record = Staged(value: value, inBase: inBase)
         staged[key] = record
         countDelta += Self.countChange(record)
-        staging.stagedBytes += key.count + (value?.count ?? 0)
+        staging.stagedBytes += bytes.count + (value?.count ?? 0)
     }
 
     /// How a staged record changes the count of the real table's records.
@@ -171,6 +176,18 @@ final class StagedTable: StorageTable {
         case (true, false): -1
         default: 0
         }
+    }
+}
+
+/// A staged record's key. Hashed as one run of bytes: an array of bytes hashes
+/// each byte on its own, which cost several percent of a pool write.
+private struct StagedKey: Hashable {
+    let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 
