@@ -5,4 +5,5 @@
 #include <stdint.h>
 #include <tcutil.h>
 #include <tchdb.h>
+#include <tcbdb.h>
 #endif

@@ -72,7 +72,7 @@ enum StoredListVerifier {
     /// Each class's name and table by its class ID, read from the metadata rows.
     private static func ownerTables(_ backend: any StorageBackend) throws -> [UInt8: Owner] {
         var owners: [UInt8: Owner] = [:]
-        for name in try backend.tableNames() where !ObjectStore.auxiliaryTableNames.contains(name) {
+        for name in try backend.tableNames() where !ObjectStore.isAuxiliaryTable(name) {
             // A class file that does not open or has no metadata is reported by the table checks.
             guard let table = try? backend.openTable(named: name),
                   let metadata = try? ClassRegistrar.readMetadata(of: table, className: name) else { continue }

@@ -113,6 +113,15 @@ open class StoredObject {
     /// (see ``DataBuffer/version``). Raise it when ``write(to:)`` changes.
     open class var version: UInt8 { 1 }
 
+    /// The indexes of this class (none by default). Override to declare them:
+    ///
+    /// ```swift
+    /// override class var indexes: [StoredIndex] { [.value(\Song.artist), .fullText(\Song.title)] }
+    /// ```
+    /// Adding one builds it from the existing objects when the class is
+    /// registered; removing one deletes its entries. See ``StoredIndex``.
+    open class var indexes: [StoredIndex] { [] }
+
     /// The store this object belongs to, or `nil`.
     public var store: ObjectStore? { entry?.store }
 

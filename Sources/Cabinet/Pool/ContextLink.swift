@@ -14,6 +14,7 @@ final class ContextTemplate: @unchecked Sendable {
         let name: String
         let table: any StorageTable
         let writesLists: Bool
+        let indexes: ClassIndexes?
     }
 
     /// The store that opened the backend, registered the classes and closes it all at the end.
@@ -34,7 +35,7 @@ final class ContextTemplate: @unchecked Sendable {
         catalog = root.catalog
         logger = root.logger
         classes = root.entriesByName.keys.sorted().compactMap { name in
-            root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table, writesLists: $0.writesLists) }
+            root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table, writesLists: $0.writesLists, indexes: $0.indexes) }
         }
     }
 }
@@ -69,6 +70,16 @@ final class ContextLink {
     /// The view of `table` this context reads and writes: the group's staged one in a write block.
     func view(of table: any StorageTable, named name: String) -> any StorageTable {
         group.map { $0.staging.table(over: table, named: name) } ?? table
+    }
+
+    /// ``view(of:named:)`` for an ordered table: its staged view scans in order too.
+    func orderedView(of table: any OrderedStorageTable, named name: String) -> any OrderedStorageTable {
+        guard let group else { return table }
+        // The staging makes an ordered view over an ordered table, always.
+        guard let ordered = group.staging.table(over: table, named: name) as? any OrderedStorageTable else {
+            preconditionFailure("Cabinet: the staged view of the ordered table \(name) is not ordered")
+        }
+        return ordered
     }
 
     /// Runs `body`, a save that writes the group's staged tables (memory only:

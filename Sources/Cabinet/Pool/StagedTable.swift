@@ -11,7 +11,7 @@
 /// after the group was committed) every call goes to the real table.
 ///
 /// Used by the pool's writer queue only, one block at a time.
-final class StagedTable: StorageTable {
+class StagedTable: StorageTable {
     /// A staged record: its value (`nil`: removed), and whether the real table has the key.
     private struct Staged {
         var value: [UInt8]?
@@ -21,7 +21,7 @@ final class StagedTable: StorageTable {
     let base: any StorageTable
     /// The real table's name, as a journal names it.
     let name: String
-    private unowned let staging: GroupStaging
+    unowned let staging: GroupStaging
     private var staged: [StagedKey: Staged] = [:]
     /// Keys the real table lacks, in the order first staged: a scan lists them after
     /// the real table's records, as Tokyo Cabinet lists records it appended.
@@ -53,6 +53,18 @@ final class StagedTable: StorageTable {
             guard let record = staged[StagedKey(key)], record.value != nil || record.inBase else { continue }
             try body(key, record.value)
         }
+    }
+
+    /// The staged records whose keys are at least `lower` and below `upper`, in key order.
+    func stagedRecords(from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?) -> [(key: [UInt8], value: [UInt8]?)] {
+        var records: [(key: [UInt8], value: [UInt8]?)] = []
+        for (key, record) in staged {
+            let inRange = key.bytes.withUnsafeBytes { key in
+                (lower.map { !orderedKeyPrecedes(key, $0) } ?? true) && (upper.map { orderedKeyPrecedes(key, $0) } ?? true)
+            }
+            if inRange { records.append((key.bytes, record.value)) }
+        }
+        return records.sorted { $0.key.lexicographicallyPrecedes($1.key) }
     }
 
     /// After the group's commit (the real table has it all) or its failure (none of it).
@@ -201,10 +213,11 @@ final class GroupStaging {
     /// Bytes staged since the last commit (keys and values, each write counted): the group's size.
     var stagedBytes = 0
 
-    /// The staged view of `table`.
+    /// The staged view of `table` (ordered, for an ordered table).
     func table(over table: any StorageTable, named name: String) -> StagedTable {
         if let staged = tables[ObjectIdentifier(table)] { return staged }
-        let staged = StagedTable(base: table, name: name, staging: self)
+        let staged = (table as? any OrderedStorageTable).map { StagedOrderedTable(ordered: $0, name: name, staging: self) }
+            ?? StagedTable(base: table, name: name, staging: self)
         tables[ObjectIdentifier(table)] = staged
         return staged
     }

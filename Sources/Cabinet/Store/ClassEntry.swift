@@ -18,6 +18,10 @@ final class ClassEntry {
     /// Whether the class's `write(to:)` writes `StoredList`s: its saves and deletes
     /// then look after the lists it keeps out of line.
     var writesLists = false
+    /// The class's indexes, if it declares any (and they are built).
+    var indexes: ClassIndexes?
+    /// Why a class that declares indexes has none to query (a read-only store that could not build them).
+    var indexProblem: String?
     /// The store's current undo group stamp (see `ObjectStore.setUndoStamp`).
     @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
 

@@ -9,6 +9,7 @@ struct ClassRegistrar {
         var reason = TableName.problem(with: name)
         if name == ObjectStore.namedBuffersTableName { reason = "'\(name)' is the file of named buffers" }
         if name == ObjectStore.listsTableName { reason = "'\(name)' is the file of out-of-line lists" }
+        if name.hasSuffix(ClassIndexes.suffix) { reason = "'\(name)' ends in '\(ClassIndexes.suffix)', the ending of a class's index file" }
         if let reason {
             throw CabinetError.invalidStoredName(className: String(describing: type), name: name, reason: reason)
         }
@@ -58,7 +59,7 @@ struct ClassRegistrar {
     private func wholeCatalog() throws -> StoreCatalog {
         var catalog = StoreCatalog()
         for name in try store.backend.tableNames() {
-            if ObjectStore.auxiliaryTableNames.contains(name) {
+            if ObjectStore.isAuxiliaryTable(name) {
                 catalog.tables[name] = .some(nil)
             } else if let metadata = try? ClassRegistrar.readMetadata(of: store.backend.openTable(named: name), className: name) {
                 catalog.tables[name] = .some(metadata.classID)
@@ -91,7 +92,7 @@ struct ClassRegistrar {
             if let tag { used.insert(tag) }
         }
         for other in try store.backend.tableNames()
-        where other != name && !ObjectStore.auxiliaryTableNames.contains(other) && store.entriesByName[other] == nil {
+        where other != name && !ObjectStore.isAuxiliaryTable(other) && store.entriesByName[other] == nil {
             // An unregistered class's file: its ID is taken even though this program does not use the class.
             if let metadata = try? ClassRegistrar.readMetadata(of: store.backend.openTable(named: other), className: other) {
                 used.insert(metadata.classID)

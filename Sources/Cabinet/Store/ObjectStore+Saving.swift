@@ -40,7 +40,9 @@ extension ObjectStore {
             // Classes that write StoredLists may change the lists' table too.
             let lists = try makeListWriter(for: entries)
             // A pool's write block stages its save in memory: the group's commit takes the journal.
-            if backend.services.needsJournal && !(context?.stages ?? false) && entries.count + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
+            let indexed = entries.filter { $0.indexes != nil }.count
+            if backend.services.needsJournal && !(context?.stages ?? false)
+                && entries.count + indexed + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
                 try saveThroughJournal(entries, lists: lists)
             } else {
                 try saveDirectly(entries, lists: lists)
@@ -55,17 +57,21 @@ extension ObjectStore {
     private func saveDirectly(_ entries: [ClassEntry], lists: ListWriter?) throws {
         let namedTable = pendingNamedBuffers.isEmpty ? nil : try namedBuffersTable(creating: true)
         let listsTable = lists == nil ? nil : try listsTable(creating: false)
+        let indexTables = entries.compactMap { $0.indexes.map(indexView(of:)) }
         var begun: [any StorageTable] = []
         do {
-            for table in entries.map(\.table) + [namedTable, listsTable].compactMap({ $0 }) {
+            for table in entries.map(\.table) + indexTables + [namedTable, listsTable].compactMap({ $0 }) {
                 try table.beginTransaction()
                 begun.append(table)
             }
             for entry in entries {
+                let indexTable = entry.indexes.map(indexView(of:))
                 try write(entry, lists: lists, records: { rowID, value in
                     try withUnsafeBytes(of: rowID.littleEndian) { try entry.table.apply(value, forKey: $0) }
                 }, listRecords: { key, value in
                     try withRecordBytes(key, value) { key, value in try listsTable?.apply(value, forKey: key) }
+                }, indexRecords: { key, value in
+                    try withRecordBytes(key, value) { key, value in try indexTable?.apply(value, forKey: key) }
                 })
             }
             if let namedTable {
@@ -87,10 +93,14 @@ extension ObjectStore {
         let listsTable = journal.tableIndex(for: ObjectStore.listsTableName)
         for entry in entries {
             let table = journal.tableIndex(for: entry.name)
+            let indexTable = entry.indexes.map { journal.tableIndex(for: $0.tableName) }
             try write(entry, lists: lists, records: { rowID, value in
                 withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: table, key: $0, value: value) }
             }, listRecords: { key, value in
                 withRecordBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
+            }, indexRecords: { key, value in
+                guard let indexTable else { return }
+                withRecordBytes(key, value) { key, value in journal.record(table: indexTable, key: key, value: value) }
             })
         }
         // Created (and catalogued) before the journal names it, so a replay never creates it.
@@ -234,7 +244,7 @@ extension ObjectStore {
     /// Hands one class's pending changes to `sink`: each record to write, or `nil`
     /// to delete it; and the changes to its out-of-line lists to `listRecords`.
     private func write(_ entry: ClassEntry, lists: ListWriter?, records sink: (UInt32, UnsafeRawBufferPointer?) throws -> Void,
-                       listRecords: @escaping ListWriter.Sink) throws {
+                       listRecords: @escaping ListWriter.Sink, indexRecords: ClassIndexes.Sink) throws {
         // One local buffer for the whole class: no copy of the store's buffer per record.
         var buffer = writeBuffer
         writeBuffer = DataBuffer()
@@ -249,6 +259,11 @@ extension ObjectStore {
             try lists.write(collector.lists, classID: entry.metadata.classID, row: object.rowID, isNew: isNew,
                             owner: entry.location(row: object.rowID), to: listRecords)
         }
+        func writeIndexes(of object: StoredObject, isNew: Bool) throws {
+            guard let indexes = entry.indexes else { return }
+            let entries = try indexes.entries(of: object, location: entry.location(row: object.rowID))
+            try indexes.write(row: object.rowID, entries: entries, isNew: isNew, view: indexView(of: indexes), sink: indexRecords)
+        }
         let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
         let unprotected = !entry.metadataVerified
         for object in entry.inserted where object.changeState == .inserted {
@@ -261,6 +276,7 @@ extension ObjectStore {
             try encode(object, entry: entry, into: &buffer, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
             try writeLists(of: object, isNew: true)
+            try writeIndexes(of: object, isNew: true)
         }
         for object in entry.updated where object.changeState == .updated {
             if object.contentLoadFailed {
@@ -269,9 +285,13 @@ extension ObjectStore {
             try encode(object, entry: entry, into: &buffer, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
             try writeLists(of: object, isNew: false)
+            try writeIndexes(of: object, isNew: false)
         }
         for object in entry.deleted where object.changeState == .deleted {
             try sink(object.rowID, nil)
+            if let indexes = entry.indexes {
+                try indexes.write(row: object.rowID, entries: nil, isNew: false, view: indexView(of: indexes), sink: indexRecords)
+            }
             if collector != nil {
                 try lists?.deleteLists(classID: entry.metadata.classID, row: object.rowID, owner: entry.location(row: object.rowID), to: listRecords)
             }

@@ -214,6 +214,7 @@ public final class ObjectStore {
                                                      reason: "the metadata row is missing")
             }
             add(registered.type, name: registered.name, table: table, metadata: metadata, writesLists: registered.writesLists)
+                .indexes = registered.indexes
         }
     }
 
@@ -262,11 +263,18 @@ public final class ObjectStore {
             // Created (and catalogued) now, so a save's journal never names a table it must create.
             _ = try changingTables { try listsTable(creating: true) }
         }
-        add(type, name: name, table: table, metadata: metadata, writesLists: writesLists)
+        let entry = add(type, name: name, table: table, metadata: metadata, writesLists: writesLists)
+        do {
+            try openIndexes(for: entry)
+        } catch {
+            remove(entry)
+            throw error
+        }
     }
 
     /// Makes the entry of a class whose table is open and metadata read.
-    private func add(_ type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata, writesLists: Bool) {
+    @discardableResult
+    private func add(_ type: StoredObject.Type, name: String, table: any StorageTable, metadata: ClassMetadata, writesLists: Bool) -> ClassEntry {
         var metadata = metadata
         let verified = metadata.checksummed || metadata.lastRowID == ClassMetadata.firstObjectRowID - 1
         let protect = recordFormat == .checksummed && !metadata.checksummed && metadata.salt != nil
@@ -280,6 +288,16 @@ public final class ObjectStore {
         entriesByName[name] = entry
         resolver.add(entry)
         entry.undoStamp = undoStamp
+        return entry
+    }
+
+    /// Takes back a class whose registration failed after its entry was made.
+    private func remove(_ entry: ClassEntry) {
+        var loaded: [StoredObject] = []
+        entry.live.forEachObject { loaded.append($0) }
+        for object in loaded { entry.release(object) }
+        entriesByName[entry.name] = nil
+        resolver.remove(entry)
     }
 
     /// Gives every class entry the undo group stamp, so `@Stored` setters can tell

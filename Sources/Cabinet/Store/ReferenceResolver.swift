@@ -56,6 +56,14 @@ final class ReferenceResolver: @unchecked Sendable {
         entriesByClassID[index] = entry
     }
 
+    /// Forgets a class whose registration failed.
+    func remove(_ entry: ClassEntry) {
+        entriesByType[ObjectIdentifier(entry.type)] = nil
+        let index = Int(entry.metadata.classID)
+        if index < entriesByClassID.count, entriesByClassID[index] === entry { entriesByClassID[index] = nil }
+        lastEntry = nil
+    }
+
     /// Lets go of the entries: buffers that outlive the store hold only this, empty.
     func close() {
         isClosed = true

@@ -92,6 +92,13 @@ extension CabinetError {
         /// A `StoredList` read before a save of the same list was saved again, and parts
         /// of it that it had not loaded are gone. Sets ``CabinetError/location``, ``CabinetError/reason``.
         public static let staleList = Code(rawValue: "staleList")
+        /// An object's value cannot go into one of its class's indexes (NaN in a
+        /// `Float64` index); nothing was saved. Sets ``CabinetError/location``,
+        /// ``CabinetError/name`` (the index), ``CabinetError/reason``.
+        public static let unindexableValue = Code(rawValue: "unindexableValue")
+        /// A query names a property its class declares no index of that kind on, or
+        /// an index a read-only store has not built yet. Sets ``CabinetError/className``, ``CabinetError/reason``.
+        public static let noSuchIndex = Code(rawValue: "noSuchIndex")
         /// A reference was read from a buffer that belongs to no store. Sets nothing else.
         public static let noStoreForReferences = Code(rawValue: "noStoreForReferences")
         /// The store was opened read-only and the operation would write.

@@ -51,6 +51,10 @@ extension CabinetError {
             return "Cabinet: the StoredList saved into \(l) is a copy taken before the list was last saved, and parts of it it had not loaded are gone (\(reason)); nothing was written. Change the owner's current list instead, or call loadAll() on a copy before the list is saved again."
         case .unsavedChanges:
             return "Cabinet: \(className) has unsaved changes. Save (or undo) them before upgrading the class."
+        case .unindexableValue:
+            return "Cabinet: the object at \(l) cannot be saved: its value for the index '\(name ?? "?")' \(reason); nothing was written. Change the value, then save again."
+        case .noSuchIndex:
+            return "Cabinet: \(className) has no \(reason)."
         case .noStoreForReferences:
             return "Cabinet: this DataBuffer belongs to no store, so it cannot turn row IDs into objects. Read references from buffers the store hands you."
         case .invalidName:

@@ -158,6 +158,16 @@ extension CabinetError {
         CabinetError(.readOnly, path: path, reason: reason)
     }
 
+    /// An ``Code/unindexableValue`` error: the object at `location` has a value `index` cannot order.
+    public static func unindexableValue(_ location: RecordLocation, index: String, reason: String) -> CabinetError {
+        CabinetError(.unindexableValue, location: location, reason: reason, name: index)
+    }
+
+    /// A ``Code/noSuchIndex`` error: `className` has no index answering the query (`reason` says which and what to do).
+    public static func noSuchIndex(className: String, reason: String) -> CabinetError {
+        CabinetError(.noSuchIndex, reason: reason, className: className)
+    }
+
     /// An ``Code/invalidName`` error: `name` is not a valid named-buffer name.
     public static func invalidName(_ name: String) -> CabinetError {
         CabinetError(.invalidName, name: name)

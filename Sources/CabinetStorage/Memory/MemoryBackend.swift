@@ -31,6 +31,18 @@ public final class MemoryBackend: StorageBackend, StoreServices {
         return table
     }
 
+    public func openOrderedTable(named name: String) throws -> any OrderedStorageTable {
+        if let table = tables[name] {
+            guard let ordered = table as? MemoryOrderedTable else {
+                throw CabinetError.notADatabase(RecordLocation(file: table.path), reason: "it is a table that keeps no order, where an ordered one was expected")
+            }
+            return ordered
+        }
+        let table = MemoryOrderedTable(path: location(ofTable: name))
+        tables[name] = table
+        return table
+    }
+
     public func tableNames() throws -> [String] {
         tables.keys.sorted()
     }
@@ -94,9 +106,10 @@ public final class MemoryBackend: StorageBackend, StoreServices {
 }
 
 /// One in-memory table; transactions keep the values they replace so abort can put them back.
-final class MemoryTable: StorageTable {
+/// ``MemoryOrderedTable`` keeps its keys in order besides.
+class MemoryTable: StorageTable {
     let path: String
-    private var values: [[UInt8]: [UInt8]] = [:]
+    fileprivate(set) var values: [[UInt8]: [UInt8]] = [:]
     private var inTransaction = false
     /// The value each key had before the open transaction changed it (nil: it had none).
     private var undoLog: [[UInt8]: [UInt8]?] = [:]
@@ -111,11 +124,17 @@ final class MemoryTable: StorageTable {
     func close() {
         isClosed = true
         values = [:]
+        keysCleared()
         undoLog = [:]
         inTransaction = false
     }
 
-    private func checkOpen() throws {
+    /// Told of each key that comes or goes (an ordered table keeps them in order).
+    func keyAdded(_ key: [UInt8]) {}
+    func keyRemoved(_ key: [UInt8]) {}
+    func keysCleared() {}
+
+    func checkOpen() throws {
         if isClosed { throw CabinetError.storeClosed(path: path) }
     }
 
@@ -134,14 +153,16 @@ final class MemoryTable: StorageTable {
         try checkOpen()
         let key = Array(key)
         remember(key)
-        values[key] = Array(value)
+        if values.updateValue(Array(value), forKey: key) == nil { keyAdded(key) }
     }
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         try checkOpen()
         let key = Array(key)
         remember(key)
-        return values.removeValue(forKey: key) != nil
+        guard values.removeValue(forKey: key) != nil else { return false }
+        keyRemoved(key)
+        return true
     }
 
     /// Does nothing: a dictionary grows by itself.
@@ -189,7 +210,10 @@ final class MemoryTable: StorageTable {
         inTransaction = false
         undoLog = [:]
         for (key, old) in log {
+            let had = values[key] != nil
             if let old { values[key] = old } else { values.removeValue(forKey: key) }
+            if had && old == nil { keyRemoved(key) }
+            if !had && old != nil { keyAdded(key) }
         }
     }
 }

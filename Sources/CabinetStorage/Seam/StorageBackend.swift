@@ -15,6 +15,7 @@
 ///     init(path: String) throws { ... }                  // connects, takes the store's lock (see StoreServices.isReadOnly)
 ///
 ///     func openTable(named name: String) throws -> any StorageTable { ... }   // creates it if missing
+///     func openOrderedTable(named name: String) throws -> any OrderedStorageTable { ... }   // for indexes
 ///     func tableNames() throws -> [String] { ... }
 ///     func hasTable(named name: String) throws -> Bool { ... }
 ///     func location(ofTable name: String) -> String { path + "/" + name }
@@ -51,6 +52,14 @@ public protocol StorageBackend: AnyObject {
     /// after ``close()``, and ``CabinetError/backendFailure(_:operation:underlying:)`` (or
     /// ``CabinetError/systemCallFailure(_:operation:errno:message:)``) otherwise.
     func openTable(named name: String) throws -> any StorageTable
+
+    /// Opens the ordered table `name` (see ``OrderedStorageTable``), creating it
+    /// empty if it does not exist. Opening an open table returns the same table;
+    /// ``openTable(named:)`` opens it too, as a plain table.
+    ///
+    /// Throws as ``openTable(named:)`` does, and ``CabinetError/notADatabase(_:reason:)``
+    /// when a table that keeps no order is in its place.
+    func openOrderedTable(named name: String) throws -> any OrderedStorageTable
 
     /// The names of the tables that exist, whether opened or not, sorted. Only
     /// tables: never the services' own values, nor leftovers of interrupted work.
@@ -127,7 +136,8 @@ extension StorageBackend {
         try services.writeFormatMarker(formatMarker)
         for name in try source.tableNames() {
             let from = try source.openTable(named: name)
-            let to = try openTable(named: name)
+            // An ordered table stays ordered: the copy is made the same kind before any record goes in.
+            let to: any StorageTable = from is any OrderedStorageTable ? try openOrderedTable(named: name) : try openTable(named: name)
             try to.reserveCapacity(from.recordCount)
             try to.transaction {
                 try from.forEach { key, value in

@@ -68,7 +68,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     public let path: String
     public let options: Options
     var lock: StoreLock?
-    var tables: [String: TokyoCabinetTable] = [:]
+    var tables: [String: any TokyoCabinetFile] = [:]
     /// What each table's handle saw of its file when it was opened, for a reader
     /// (see ``withCommittedState(_:)``).
     var readerStamps: [String: TokyoCabinetTable.ReadingStamp] = [:]
@@ -147,10 +147,29 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         if !options.readOnly && !DirectoryFiles.exists(filePath(forTable: name)) {
             try TokyoCabinetTable.create(directory: path, name: name, options: options)
         }
-        let table = try TokyoCabinetTable(directory: path, name: name, options: options)
+        let table: any TokyoCabinetFile = TokyoCabinetDirectory.isOrderedFile(filePath(forTable: name))
+            ? try TokyoCabinetOrderedTable(directory: path, name: name, options: options)
+            : try TokyoCabinetTable(directory: path, name: name, options: options)
         tables[name] = table
         if options.readOnly { readerStamps[name] = table.readingStamp }
         return table
+    }
+
+    /// Opens (or creates) table `name` as a Tokyo Cabinet B+ tree database file.
+    public func openOrderedTable(named name: String) throws -> any OrderedStorageTable {
+        if let table = tables[name] { return try ordered(table) }
+        guard lock != nil else { throw CabinetError.storeClosed(path: path) }
+        if !options.readOnly && !DirectoryFiles.exists(filePath(forTable: name)) {
+            try TokyoCabinetOrderedTable.create(directory: path, name: name, options: options)
+        }
+        return try ordered(try openTable(named: name))
+    }
+
+    private func ordered(_ table: any StorageTable) throws -> any OrderedStorageTable {
+        guard let ordered = table as? any OrderedStorageTable else {
+            throw CabinetError.notADatabase(RecordLocation(file: table.path), reason: "it is a hash database file, where a B+ tree database file (an index) was expected; `cabinet reindex` makes it again")
+        }
+        return ordered
     }
 
     /// Tokyo Cabinet files in the directory: regular files whose first bytes are

@@ -1,0 +1,83 @@
+/// A registered class's indexes: its index file (an ordered table named
+/// `<storedName>.index`) and the number each declared ``StoredIndex`` has in it.
+///
+/// A save hands each changed row to ``write(row:entries:isNew:view:sink:)``,
+/// which compares what the row's last save wrote (its row record) with what the
+/// object makes now, and sends the difference to the save's sink, with the
+/// class's records: so an index changes in the same all-or-nothing save.
+final class ClassIndexes {
+    typealias Sink = (_ key: [UInt8], _ value: [UInt8]?) throws -> Void
+
+    /// One declared index and its number in the file.
+    struct Declared {
+        let index: StoredIndex
+        let name: String
+        let number: UInt8
+    }
+
+    /// The name of class `name`'s index file; no class may be stored under a name that ends so.
+    static func tableName(forClass name: String) -> String { name + suffix }
+    static let suffix = ".index"
+
+    let tableName: String
+    let table: any OrderedStorageTable
+    let declared: [Declared]
+    let format: RecordFormat
+    /// Where errors say the file is.
+    let location: String
+
+    init(tableName: String, table: any OrderedStorageTable, declared: [Declared], format: RecordFormat) {
+        self.tableName = tableName
+        self.table = table
+        self.declared = declared
+        self.format = format
+        location = table.path
+    }
+
+    /// The declared index of `kind` on `keyPath`, if the class has one.
+    func index(on keyPath: AnyKeyPath, kind: StoredIndex.Kind) -> Declared? {
+        declared.first { $0.index.keyPath == keyPath && $0.index.kind == kind }
+    }
+
+    /// The entries `object` makes in every index, in the order of the declared indexes.
+    func entries(of object: StoredObject, location: RecordLocation) throws -> RowEntries {
+        var entries: [(index: UInt8, value: [UInt8])] = []
+        for declared in declared {
+            do {
+                for value in try declared.index.entries(object) { entries.append((declared.number, value)) }
+            } catch {
+                throw CabinetError.unindexableValue(location, index: declared.name, reason: error.description)
+            }
+        }
+        return RowEntries(entries: entries)
+    }
+
+    /// What the last save of `row` wrote into the indexes (`nil`: nothing), read through `view`.
+    func recorded(row: UInt32, in view: any StorageTable) throws -> RowEntries? {
+        try IndexKeys.rowKey(row).withUnsafeBytes { key in
+            try view.withValue(forKey: key) { bytes in
+                try RowEntries.decode(bytes, format: format, location: RecordLocation(file: "\(location) [row \(row)]", rowID: row))
+            }
+        }
+    }
+
+    /// Sends to `sink` the changes that take row `row`'s entries from what its
+    /// last save wrote (read through `view`; none when `isNew`) to `new` (`nil`:
+    /// the row is deleted).
+    func write(row: UInt32, entries new: RowEntries?, isNew: Bool, view: any StorageTable, sink: Sink) throws {
+        let old = isNew ? nil : try recorded(row: row, in: view)
+        if old == new { return }
+        let oldEntries = old?.entries ?? [], newEntries = new?.entries ?? []
+        for entry in oldEntries where !newEntries.contains(where: { $0.index == entry.index && $0.value == entry.value }) {
+            try sink(IndexKeys.entryKey(index: entry.index, value: entry.value, row: row), nil)
+        }
+        for entry in newEntries where !oldEntries.contains(where: { $0.index == entry.index && $0.value == entry.value }) {
+            try sink(IndexKeys.entryKey(index: entry.index, value: entry.value, row: row), [])
+        }
+        if let new, !new.entries.isEmpty {
+            try sink(IndexKeys.rowKey(row), new.encoded(format: format))
+        } else if old != nil {
+            try sink(IndexKeys.rowKey(row), nil)
+        }
+    }
+}

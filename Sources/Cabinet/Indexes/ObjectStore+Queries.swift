@@ -1,0 +1,182 @@
+/// Queries answered from a class's indexes (``StoredIndex``).
+///
+/// They see what is saved: an object inserted or changed since the last save
+/// is found by its saved values (or not at all, if it was never saved), and one
+/// deleted since then is left out. The objects come back uniqued (a live object
+/// is the same instance, with its unsaved changes), in index order, equal
+/// values by row ID.
+extension ObjectStore {
+    /// The objects whose indexed `keyPath` equals `value`, by row ID.
+    ///
+    /// ```swift
+    /// let queen = try store.fetch(Song.self, where: \.artist, equals: "Queen")
+    /// ```
+    public func fetch<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, equals value: V,
+                                                          limit: Int? = nil) throws -> [T] {
+        var result: [T] = []
+        try enumerate(type, where: keyPath, equals: value) { object, stop in
+            result.append(object)
+            stop = result.count == limit
+        }
+        return result
+    }
+
+    /// The objects whose indexed `keyPath` lies in `range`, in ascending order
+    /// of the value (descending if asked), at most `limit` of them.
+    ///
+    /// ```swift
+    /// let long = try store.fetch(Song.self, where: \.seconds, in: 300...600, limit: 50)
+    /// let recent = try store.fetch(Song.self, where: \.added, in: lastWeek...now, descending: true)
+    /// ```
+    public func fetch<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, in range: ClosedRange<V.Bound>,
+                                                          limit: Int? = nil, descending: Bool = false) throws -> [T] {
+        var result: [T] = []
+        try enumerate(type, where: keyPath, in: range, descending: descending) { object, stop in
+            result.append(object)
+            stop = result.count == limit
+        }
+        return result
+    }
+
+    /// How many saved objects have `value` at `keyPath`, counted in the index without loading them.
+    ///
+    /// ```swift
+    /// let n = try store.count(Song.self, where: \.artist, equals: "Queen")
+    /// ```
+    public func count<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, equals value: V) throws -> Int {
+        let (entry, bounds) = try valueBounds(type, keyPath, equals: value)
+        var count = 0
+        try scanIndex(entry, bounds, descending: false) { _ in
+            count += 1
+            return true
+        }
+        return count
+    }
+
+    /// The objects whose list at `keyPath` holds `target`, by row ID: the inverse
+    /// of a to-many relationship, from its ``StoredIndex/references(_:named:)`` index.
+    ///
+    /// ```swift
+    /// let lists = try store.fetch(Playlist.self, where: \.songs, contains: song)
+    /// ```
+    public func fetch<T: StoredObject, U: StoredObject>(_ type: T.Type, where keyPath: KeyPath<T, [U]>, contains target: U,
+                                                        limit: Int? = nil) throws -> [T] {
+        let (entry, declared) = try declaredIndex(type, keyPath, kind: .references)
+        guard target.rowID != 0 else { return [] }   // never inserted: no saved list holds it
+        let prefix = [declared.number] + IndexKeys.rowBytes(target.rowID)
+        var result: [T] = []
+        try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object in
+            result.append(unsafeDowncast(object, to: T.self))
+            return result.count != limit
+        }
+        return result
+    }
+
+    /// Calls `body` with each object whose indexed `keyPath` equals `value`, by row
+    /// ID, loading one at a time; set `stop` to end early.
+    public func enumerate<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, equals value: V,
+                                                              _ body: (T, inout Bool) throws -> Void) throws {
+        let (entry, bounds) = try valueBounds(type, keyPath, equals: value)
+        var stop = false
+        try objects(entry, bounds, descending: false) { object in
+            try body(unsafeDowncast(object, to: T.self), &stop)
+            return !stop
+        }
+    }
+
+    /// Calls `body` with each object whose indexed `keyPath` lies in `range`, in
+    /// the value's order (or descending), loading one at a time; set `stop` to end early.
+    ///
+    /// ```swift
+    /// try store.enumerate(Song.self, where: \.seconds, in: 0...59) { song, stop in print(song.title) }
+    /// ```
+    public func enumerate<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, in range: ClosedRange<V.Bound>,
+                                                              descending: Bool = false, _ body: (T, inout Bool) throws -> Void) throws {
+        let (entry, declared) = try declaredIndex(type, keyPath, kind: .value)
+        var lower: [UInt8] = [declared.number], upper: [UInt8] = [declared.number]
+        do {
+            try V.boundBytes(range.lowerBound, into: &lower)
+            try V.boundBytes(range.upperBound, into: &upper)
+        } catch {
+            throw CabinetError.unindexableValue(entry.location(), index: declared.name, reason: error.description)
+        }
+        var stop = false
+        try objects(entry, (lower, IndexKeys.keyAfterPrefix(upper)), descending: descending) { object in
+            try body(unsafeDowncast(object, to: T.self), &stop)
+            return !stop
+        }
+    }
+
+    // MARK: Scanning an index
+
+    /// The keys of an index scan: from `lower` up to (not including) `upper`, `nil` for no end.
+    typealias IndexBounds = (lower: [UInt8], upper: [UInt8]?)
+
+    private func valueBounds<T: StoredObject, V: IndexableValue>(_ type: T.Type, _ keyPath: KeyPath<T, V>,
+                                                                 equals value: V) throws -> (ClassEntry, IndexBounds) {
+        let (entry, declared) = try declaredIndex(type, keyPath, kind: .value)
+        var prefix: [UInt8] = [declared.number]
+        do {
+            try value.indexBytes(into: &prefix)
+        } catch {
+            throw CabinetError.unindexableValue(entry.location(), index: declared.name, reason: error.description)
+        }
+        return (entry, (prefix, IndexKeys.keyAfterPrefix(prefix)))
+    }
+
+    /// The class's entry and its index of `kind` on `keyPath`, or a clear error saying what is missing.
+    func declaredIndex(_ type: StoredObject.Type, _ keyPath: AnyKeyPath, kind: StoredIndex.Kind) throws -> (ClassEntry, ClassIndexes.Declared) {
+        try checkOpen()
+        let entry = try requireEntry(for: type)
+        let className = String(describing: type)
+        guard let indexes = entry.indexes else {
+            if let problem = entry.indexProblem { throw CabinetError.noSuchIndex(className: className, reason: problem) }
+            throw CabinetError.noSuchIndex(className: className, reason: "indexes: declare .\(kind.rawValue)(\(keyPath)) in \(className).indexes")
+        }
+        guard let declared = indexes.index(on: keyPath, kind: kind) else {
+            throw CabinetError.noSuchIndex(className: className, reason: "\(kind.rawValue) index on \(keyPath): declare .\(kind.rawValue)(...) for it in \(className).indexes")
+        }
+        return (entry, declared)
+    }
+
+    /// Calls `body` with the row ID of each entry in `bounds`, in order, on committed saves.
+    func scanIndex(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool, _ body: (UInt32) throws -> Bool) throws {
+        guard let indexes = entry.indexes else { return }
+        let table = indexView(of: indexes)
+        try readingCommittedState {
+            try bounds.lower.withUnsafeBytes { lower in
+                try withOptionalBytes(bounds.upper) { upper in
+                    try table.forEach(from: lower, to: upper, descending: descending) { key, _ in
+                        guard let row = IndexKeys.row(ofEntry: key), row >= ClassMetadata.firstObjectRowID else {
+                            throw CabinetError.malformedRecord(RecordLocation(file: table.path, className: entry.name),
+                                                               reason: "an index entry too short to end in a row ID; `cabinet reindex` rebuilds the index")
+                        }
+                        return try body(row)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the object of each entry in `bounds` (skipping rows deleted since the save).
+    private func objects(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool, _ body: (StoredObject) throws -> Bool) throws {
+        useDetector.enter("an index query")
+        defer { useDetector.leave() }
+        try readingCommittedState {
+            try scanIndex(entry, bounds, descending: descending) { row in
+                guard let object = try loadedObject(entry, rowID: row) else {
+                    if entry.live.object(at: row)?.changeState == .deleted { return true }
+                    throw CabinetError.malformedRecord(entry.location(row: row),
+                                                       reason: "the index names this row, which holds no object; `cabinet reindex` rebuilds the index")
+                }
+                return try body(object)
+            }
+        }
+    }
+}
+
+/// Runs `body` with `bytes` as raw bytes, or with `nil`.
+private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+    guard let bytes else { return try body(nil) }
+    return try bytes.withUnsafeBytes { try body($0) }
+}

@@ -1,0 +1,68 @@
+/// An index a class declares on one of its properties, so that queries find
+/// objects without reading every record:
+///
+/// ```swift
+/// final class Song: StoredObject {
+///     @Stored var artist = ""
+///     @Stored var seconds: UInt32 = 0
+///     @Stored var title = ""
+///     override class var indexes: [StoredIndex] {
+///         [.value(\Song.artist), .value(\Song.seconds), .fullText(\Song.title)]
+///     }
+/// }
+/// let queen = try store.fetch(Song.self, where: \.artist, equals: "Queen")
+/// ```
+///
+/// - ``value(_:)``: equality and ranges on an ``IndexableValue`` property.
+/// - ``fullText(_:)``: word search in a `String` property (see ``ObjectStore/search(_:matching:limit:)``).
+/// - ``references(_:)``: the inverse of a to-many relationship (which objects hold a given one).
+///
+/// Indexes are kept in the class's index file (`<storedName>.index`, a
+/// B+ tree beside its class file), changed in the same all-or-nothing save as the
+/// records. An index is known by its ``name`` (by default its place in the
+/// class's list, kind and value type: give a name if you reorder them).
+public struct StoredIndex: @unchecked Sendable {
+    /// What an index answers.
+    public enum Kind: String, Sendable {
+        case value, fullText, references
+    }
+
+    public let kind: Kind
+    /// The key path of the indexed property (queries find the index by it).
+    public let keyPath: AnyKeyPath
+    /// The name the index file knows it by; `nil` until the class's list gives the default.
+    public let explicitName: String?
+    /// The value's type, part of the default name (a changed type makes a new index).
+    let valueType: String
+    /// The entries of one object: each a key's bytes after the index's number, before the row ID.
+    let entries: (StoredObject) throws(IndexValueError) -> [[UInt8]]
+
+    /// An index of a property's values: equality, ranges, counts, in value order.
+    public static func value<Object: StoredObject, Value: IndexableValue>(_ keyPath: KeyPath<Object, Value>,
+                                                                          named name: String? = nil) -> StoredIndex {
+        StoredIndex(kind: .value, keyPath: keyPath, explicitName: name, valueType: String(describing: Value.self)) { object throws(IndexValueError) in
+            var bytes: [UInt8] = []
+            try unsafeDowncast(object, to: Object.self)[keyPath: keyPath].indexBytes(into: &bytes)
+            return [bytes]
+        }
+    }
+
+    /// An index of the objects a to-many relationship refers to: finds the
+    /// objects whose list contains a given one (``ObjectStore/fetch(_:where:contains:limit:)``).
+    public static func references<Object: StoredObject, Target: StoredObject>(_ keyPath: KeyPath<Object, [Target]>,
+                                                                             named name: String? = nil) -> StoredIndex {
+        StoredIndex(kind: .references, keyPath: keyPath, explicitName: name, valueType: String(describing: Target.self)) { object in
+            var seen = Set<UInt32>()
+            return unsafeDowncast(object, to: Object.self)[keyPath: keyPath].compactMap { target in
+                // Each row once: the index says whether the list holds it, not how often.
+                guard target.rowID != 0, seen.insert(target.rowID).inserted else { return nil }
+                return IndexKeys.rowBytes(target.rowID)
+            }
+        }
+    }
+
+    /// The name for the index at `position` of its class's list.
+    func name(at position: Int) -> String {
+        explicitName ?? "\(position):\(kind.rawValue):\(valueType)"
+    }
+}

@@ -1,0 +1,286 @@
+import CTokyoCabinet
+import Foundation
+
+/// One Tokyo Cabinet B+ tree database file: an ``OrderedStorageTable``, the
+/// file an index keeps its entries in (`tcbdb.h`). Keys compare with Tokyo
+/// Cabinet's default (lexical: `memcmp`, then length), the order the protocol
+/// promises.
+///
+/// A B+ tree file is a hash database file underneath, with the same header and
+/// the same write-ahead log: a transaction is all-or-nothing as a hash file's
+/// is, a killed writer's is rolled back at the next writable open, and a failed
+/// write makes the handle "fatal" until it is closed and reopened (which rolls
+/// the transaction back), so the table does that after any failure.
+///
+/// A reader in another process (``TokyoCabinetBackend/Options/readOnly``) reopens
+/// its handle at every refresh: the tree caches pages, which a writer may have
+/// rewritten in place without changing any count a stamp could compare.
+final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
+    let path: String
+    let directory: String
+    let name: String
+    let options: TokyoCabinetBackend.Options
+    private var handle: UnsafeMutablePointer<TCBDB>?
+    private var isClosed = false
+
+    init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
+        self.directory = directory
+        self.name = name
+        self.path = directory + "/" + name
+        self.options = options
+        try TokyoCabinetDirectory.refuseLinks(forTable: path)
+        handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
+    }
+
+    deinit { close() }
+
+    // MARK: Opening
+
+    static func openHandle(path: String, options: TokyoCabinetBackend.Options) throws -> UnsafeMutablePointer<TCBDB> {
+        if options.readOnly {
+            if !DirectoryFiles.exists(path) {
+                throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
+            }
+            // A reader: without Tokyo Cabinet's lock, which the writer holds, and never over a killed writer's transaction.
+            try TokyoCabinetTable.refuseInterruptedTransaction(path)
+            return try openHandle(path: path, mode: Int32(BDBOREADER | BDBONOLCK), options: options)
+        }
+        return try openHandle(path: path, mode: Int32(BDBOREADER | BDBOWRITER | BDBOLCKNB), options: options)
+    }
+
+    private static func openHandle(path: String, mode: Int32, options: TokyoCabinetBackend.Options) throws -> UnsafeMutablePointer<TCBDB> {
+        guard let bdb = tcbdbnew() else {
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tcbdbnew", code: -1, message: "out of memory")
+        }
+        if options.concurrentReads && !tcbdbsetmutex(bdb) {
+            tcbdbdel(bdb)
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tcbdbsetmutex", code: -1, message: "this Tokyo Cabinet has no thread support")
+        }
+        // Leaves of 256 entries and inner nodes of 512: an index entry is a few
+        // dozen bytes, so a page is a few KiB, and a million entries are three levels.
+        _ = tcbdbtune(bdb, 256, 512, 65_521, 8, 10, 0)
+        _ = tcbdbsetcache(bdb, 4096, 1024)
+        let syncMode = options.syncOnCommit && !options.readOnly ? Int32(BDBOTSYNC) : 0
+        guard tcbdbopen(bdb, path, mode | syncMode) else {
+            let code = tcbdbecode(bdb)
+            tcbdbdel(bdb)
+            throw TokyoCabinetTable.openError(path: path, code: code)
+        }
+        return bdb
+    }
+
+    /// Creates an empty B+ tree file at `name`, whole or not at all: written
+    /// under a temporary name, then renamed into place.
+    static func create(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
+        let path = directory + "/" + name
+        let temporary = directory + "/" + DirectoryFiles.temporaryPrefix + name
+        try? DirectoryFiles.remove(temporary)
+        do {
+            let bdb = try openHandle(path: temporary, mode: Int32(BDBOREADER | BDBOWRITER | BDBOCREAT | BDBOTRUNC), options: options)
+            let closed = tcbdbclose(bdb)
+            let code = tcbdbecode(bdb)
+            tcbdbdel(bdb)
+            guard closed else {
+                throw CabinetError.backendFailure(RecordLocation(file: path), operation: "create", code: code, message: String(cString: tcbdberrmsg(code)))
+            }
+            try TokyoCabinetTable.removeLog(of: path)
+            try DirectoryFiles.replace(path, with: temporary, directory: directory, sync: options.syncOnCommit)
+        } catch {
+            try? DirectoryFiles.remove(temporary)
+            throw error
+        }
+    }
+
+    private func open() throws -> UnsafeMutablePointer<TCBDB> {
+        if let handle { return handle }
+        guard !isClosed else { throw CabinetError.storeClosed(path: path) }
+        let reopened = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
+        handle = reopened
+        return reopened
+    }
+
+    /// Closes and reopens the file after a failure: closing rolls back an open
+    /// transaction, and opening rolls back from the log what the close could not.
+    private func reopenAfterFailure() {
+        guard let bdb = handle else { return }
+        handle = nil
+        _ = tcbdbclose(bdb)
+        tcbdbdel(bdb)
+        handle = try? TokyoCabinetOrderedTable.openHandle(path: path, options: options)
+    }
+
+    private func failure(_ operation: String) -> CabinetError {
+        guard let handle else { return .storeClosed(path: path) }
+        let code = tcbdbecode(handle)
+        return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: String(cString: tcbdberrmsg(code)))
+    }
+
+    private var isFatal: Bool { handle?.pointee.hdb?.pointee.fatal ?? false }
+
+    func close() {
+        isClosed = true
+        guard let bdb = handle else { return }
+        handle = nil
+        _ = tcbdbclose(bdb)
+        tcbdbdel(bdb)
+    }
+
+    // MARK: TokyoCabinetFile
+
+    func sync() throws {
+        guard tcbdbsync(try open()) else { throw failure("sync") }
+    }
+
+    var readingStamp: TokyoCabinetTable.ReadingStamp? { nil }
+
+    /// A reader's handle is opened afresh at every refresh (see the type's comment).
+    func refreshForReading(since seen: TokyoCabinetTable.ReadingStamp?) throws -> TokyoCabinetTable.ReadingStamp? {
+        if let bdb = handle {
+            handle = nil
+            _ = tcbdbclose(bdb)
+            tcbdbdel(bdb)
+        }
+        handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
+        return nil
+    }
+
+    // MARK: StorageTable
+
+    var recordCount: Int {
+        guard let handle else { return 0 }
+        return Int(tcbdbrnum(handle))
+    }
+
+    var byteCount: UInt64 {
+        guard let handle else { return 0 }
+        return tcbdbfsiz(handle)
+    }
+
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let bdb = try open()
+        var size: Int32 = 0
+        // A copy of its own: another thread's read may evict the page tcbdbget3 would point into.
+        guard let value = tcbdbget(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count), &size) else {
+            if tcbdbecode(bdb) == Int32(TCENOREC) { return nil }
+            throw failure("read")
+        }
+        defer { free(value) }
+        return try body(UnsafeRawBufferPointer(start: value, count: Int(size)))
+    }
+
+    func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
+        let bdb = try open()
+        guard value.count <= StorageLimits.largestValue, key.count <= StorageLimits.largestValue else {
+            throw CabinetError.valueTooLarge(RecordLocation(file: path), size: max(value.count, key.count), limit: StorageLimits.largestValue)
+        }
+        let empty: UInt8 = 0
+        let stored = withUnsafeBytes(of: empty) { placeholder in
+            tcbdbput(bdb, key.baseAddress ?? placeholder.baseAddress, Int32(key.count), value.baseAddress ?? placeholder.baseAddress, Int32(value.count))
+        }
+        guard stored else { throw failure("write") }
+    }
+
+    func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
+        let bdb = try open()
+        if tcbdbout(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count)) { return true }
+        if tcbdbecode(bdb) == Int32(TCENOREC) { return false }
+        throw failure("delete")
+    }
+
+    func reserveCapacity(_ records: Int) throws { _ = try open() }
+
+    /// Rewrites the file without free space (`tcbdboptimize`, which writes a
+    /// copy and renames it over the file: whole or not at all).
+    func compact() throws {
+        if options.readOnly { throw CabinetError.readOnly(path: path, reason: "compacting writes the file") }
+        guard tcbdboptimize(try open(), 0, 0, 0, -1, -1, UInt8.max) else {
+            let error = failure("compact")
+            reopenAfterFailure()
+            throw error
+        }
+    }
+
+    func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEach(from: nil, to: nil, descending: false, body)
+    }
+
+    func forEach(from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?, descending: Bool,
+                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let bdb = try open()
+        guard let cursor = tcbdbcurnew(bdb) else { throw failure("scan") }
+        defer { tcbdbcurdel(cursor) }
+        // Each record copied out under the tree's lock (tcbdbcurrec): the page
+        // may be evicted by the next read, `body`'s own reads included.
+        let keyBytes = tcxstrnew(), valueBytes = tcxstrnew()
+        defer { tcxstrdel(keyBytes); tcxstrdel(valueBytes) }
+        var positioned: Bool
+        if !descending {
+            positioned = lower.map { tcbdbcurjump(cursor, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count)) } ?? tcbdbcurfirst(cursor)
+        } else if let upper {
+            // The first key not below `upper`, then one back; or the last key if every key is below it.
+            positioned = tcbdbcurjump(cursor, upper.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(upper.count))
+            positioned = positioned ? tcbdbcurprev(cursor) : tcbdbcurlast(cursor)
+        } else {
+            positioned = tcbdbcurlast(cursor)
+        }
+        while positioned {
+            guard tcbdbcurrec(cursor, keyBytes, valueBytes) else { break }
+            let key = UnsafeRawBufferPointer(start: tcxstrptr(keyBytes), count: Int(tcxstrsize(keyBytes)))
+            let value = UnsafeRawBufferPointer(start: tcxstrptr(valueBytes), count: Int(tcxstrsize(valueBytes)))
+            if !descending, let upper, !orderedKeyPrecedes(key, upper) { return }
+            if descending, let lower, orderedKeyPrecedes(key, lower) { return }
+            if try !body(key, value) { return }
+            positioned = descending ? tcbdbcurprev(cursor) : tcbdbcurnext(cursor)
+        }
+        let code = tcbdbecode(bdb)
+        if code != Int32(TCESUCCESS) && code != Int32(TCENOREC) { throw failure("scan") }
+    }
+
+    func beginTransaction() throws {
+        if options.readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
+        if isFatal { reopenAfterFailure() }
+        guard tcbdbtranbegin(try open()) else {
+            let error = failure("begin transaction")
+            reopenAfterFailure()
+            throw error
+        }
+    }
+
+    func commitTransaction() throws {
+        let bdb = try open()
+        guard tcbdbtrancommit(bdb) else {
+            // A commit that failed is not a commit: as for a hash file (see
+            // TokyoCabinetTable), put the file's transaction back so that aborting
+            // it restores the pages its log holds, then reopen and rebuild.
+            let error = failure("commit")
+            if let hdb = bdb.pointee.hdb, !hdb.pointee.tran {
+                hdb.pointee.tran = true
+                _ = tchdbtranabort(hdb)
+            }
+            reopenAfterFailure()
+            rebuildAfterFailedWrite()
+            throw error
+        }
+    }
+
+    func abortTransaction() throws {
+        let bdb = try open()
+        let writeFailed = isFatal
+        let aborted = tcbdbtranabort(bdb)
+        let error = aborted ? nil : failure("abort transaction")
+        if !aborted || isFatal { reopenAfterFailure() }
+        if writeFailed { rebuildAfterFailedWrite() }
+        if let error { throw error }
+    }
+
+    /// After a transaction in which a write failed, the hash file under the tree
+    /// may keep a wrong bucket even once rolled back (see TokyoCabinetTable): its
+    /// records are right, so the file is rewritten from them. Best effort; the
+    /// next failed read says so if it did not work.
+    private func rebuildAfterFailedWrite() {
+        guard let bdb = handle, tcbdboptimize(bdb, 0, 0, 0, -1, -1, UInt8.max) else {
+            reopenAfterFailure()
+            return
+        }
+    }
+}
