@@ -13,7 +13,7 @@ final class Track: StoredObject {
 
     override class var indexes: [StoredIndex] {
         [.value(\Track.artist), .value(\Track.seconds), .value(\Track.added),
-         .value(\Track.score), .value(\Track.offset), .value(\Track.favourite)]
+         .value(\Track.score), .value(\Track.offset), .value(\Track.favourite), .fullText(\Track.title)]
     }
 
     convenience init(_ title: String, by artist: String, seconds: UInt32 = 0) {

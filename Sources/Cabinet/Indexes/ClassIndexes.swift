@@ -41,10 +41,10 @@ final class ClassIndexes {
 
     /// The entries `object` makes in every index, in the order of the declared indexes.
     func entries(of object: StoredObject, location: RecordLocation) throws -> RowEntries {
-        var entries: [(index: UInt8, value: [UInt8])] = []
+        var entries: [RowEntries.Entry] = []
         for declared in declared {
             do {
-                for value in try declared.index.entries(object) { entries.append((declared.number, value)) }
+                for entry in try declared.index.entries(object) { entries.append(RowEntries.Entry(index: declared.number, entry: entry)) }
             } catch {
                 throw CabinetError.unindexableValue(location, index: declared.name, reason: error.description)
             }
@@ -68,11 +68,12 @@ final class ClassIndexes {
         let old = isNew ? nil : try recorded(row: row, in: view)
         if old == new { return }
         let oldEntries = old?.entries ?? [], newEntries = new?.entries ?? []
-        for entry in oldEntries where !newEntries.contains(where: { $0.index == entry.index && $0.value == entry.value }) {
-            try sink(IndexKeys.entryKey(index: entry.index, value: entry.value, row: row), nil)
+        // An entry whose key stays but whose value changes (a word's positions) is only put again.
+        for old in oldEntries where !newEntries.contains(where: { $0.index == old.index && $0.entry.key == old.entry.key }) {
+            try sink(IndexKeys.entryKey(index: old.index, value: old.entry.key, row: row), nil)
         }
-        for entry in newEntries where !oldEntries.contains(where: { $0.index == entry.index && $0.value == entry.value }) {
-            try sink(IndexKeys.entryKey(index: entry.index, value: entry.value, row: row), [])
+        for new in newEntries where !oldEntries.contains(new) {
+            try sink(IndexKeys.entryKey(index: new.index, value: new.entry.key, row: row), new.entry.value)
         }
         if let new, !new.entries.isEmpty {
             try sink(IndexKeys.rowKey(row), new.encoded(format: format))

@@ -49,23 +49,33 @@ enum IndexKeys {
     }
 }
 
-/// What a row's save wrote into its class's indexes: each entry's index number
-/// and value bytes. Stored under the row's key (``IndexKeys/rowKey(_:)``) as:
-/// count (UInt32), then per entry the index number (UInt8), the value's length
-/// (UInt32) and its bytes, all little-endian, then the store's record trailer.
-struct RowEntries: Equatable {
-    var entries: [(index: UInt8, value: [UInt8])]
+/// One entry an object makes in an index: the bytes of its key between the
+/// index's number and the row ID, and its value (empty, or a full-text entry's
+/// word positions).
+struct IndexEntry: Equatable {
+    var key: [UInt8]
+    var value: [UInt8] = []
+}
 
-    static func == (a: RowEntries, b: RowEntries) -> Bool {
-        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.index == $1.index && $0.value == $1.value }
+/// What a row's save wrote into its class's indexes: each entry's index number,
+/// key bytes and value. Stored under the row's key (``IndexKeys/rowKey(_:)``) as:
+/// count (UInt32), then per entry the index number (UInt8), the key bytes and
+/// the value bytes (each a UInt32 length and the bytes), all little-endian,
+/// then the store's record trailer.
+struct RowEntries: Equatable {
+    struct Entry: Equatable {
+        var index: UInt8
+        var entry: IndexEntry
     }
+    var entries: [Entry]
 
     func encoded(format: RecordFormat) -> [UInt8] {
-        var buffer = DataBuffer(capacity: 8 + entries.reduce(0) { $0 + 5 + $1.value.count })
+        var buffer = DataBuffer(capacity: 8 + entries.reduce(0) { $0 + 9 + $1.entry.key.count + $1.entry.value.count })
         buffer.writeUInt32(UInt32(entries.count))
         for entry in entries {
             buffer.writeUInt8(entry.index)
-            buffer.writeBytes(entry.value)
+            buffer.writeBytes(entry.entry.key)
+            buffer.writeBytes(entry.entry.value)
         }
         buffer.appendTrailer(for: format)
         return buffer.allBytes
@@ -77,13 +87,14 @@ struct RowEntries: Equatable {
         buffer.context = RecordContext(location: location)
         try buffer.removeTrailer(for: format)
         let count = Int(try buffer.readUInt32())
-        guard count <= buffer.readableBytes / 5 else { throw buffer.malformed("\(count) index entries in \(buffer.readableBytes) bytes") }
-        var entries: [(index: UInt8, value: [UInt8])] = []
+        guard count <= buffer.readableBytes / 9 else { throw buffer.malformed("\(count) index entries in \(buffer.readableBytes) bytes") }
+        var entries: [Entry] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {
             let index = try buffer.readUInt8()
             guard index >= IndexKeys.firstIndexNumber else { throw buffer.malformed("an entry of index number \(index), below the first") }
-            entries.append((index, try buffer.readBytes()))
+            let key = try buffer.readBytes()
+            entries.append(Entry(index: index, entry: IndexEntry(key: key, value: try buffer.readBytes())))
         }
         return RowEntries(entries: entries)
     }

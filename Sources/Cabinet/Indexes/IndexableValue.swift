@@ -55,42 +55,24 @@ extension Bool: IndexableValue {
     public static func boundBytes(_ bound: UInt8, into bytes: inout [UInt8]) throws(IndexValueError) { bytes.append(bound) }
 }
 
-/// Big-endian, the sign bit flipped for signed types: the bytes sort as the numbers.
-private func appendOrdered<T: FixedWidthInteger>(_ value: T, into bytes: inout [UInt8]) {
-    let flipped = T.isSigned ? value ^ (T(1) << (T.bitWidth - 1)) : value
-    withUnsafeBytes(of: flipped.bigEndian) { bytes.append(contentsOf: $0) }
+extension IndexableValue where Self: FixedWidthInteger {
+    /// Big-endian, the sign bit flipped for signed types: the bytes sort as the numbers.
+    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) {
+        let flipped = Self.isSigned ? self ^ (Self(1) << (Self.bitWidth - 1)) : self
+        withUnsafeBytes(of: flipped.bigEndian) { bytes.append(contentsOf: $0) }
+    }
 }
 
-extension Int: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension Int8: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension Int16: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension Int32: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension Int64: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension UInt: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension UInt8: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension UInt16: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension UInt32: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
-extension UInt64: IndexableValue {
-    public func indexBytes(into bytes: inout [UInt8]) throws(IndexValueError) { appendOrdered(self, into: &bytes) }
-}
+extension Int: IndexableValue {}
+extension Int8: IndexableValue {}
+extension Int16: IndexableValue {}
+extension Int32: IndexableValue {}
+extension Int64: IndexableValue {}
+extension UInt: IndexableValue {}
+extension UInt8: IndexableValue {}
+extension UInt16: IndexableValue {}
+extension UInt32: IndexableValue {}
+extension UInt64: IndexableValue {}
 
 extension Double: IndexableValue {
     /// IEEE 754 bits made to sort as the numbers: positive values with the sign

@@ -34,8 +34,8 @@ public struct StoredIndex: @unchecked Sendable {
     public let explicitName: String?
     /// The value's type, part of the default name (a changed type makes a new index).
     let valueType: String
-    /// The entries of one object: each a key's bytes after the index's number, before the row ID.
-    let entries: (StoredObject) throws(IndexValueError) -> [[UInt8]]
+    /// The entries of one object: each a key's bytes after the index's number, before the row ID, and a value.
+    let entries: (StoredObject) throws(IndexValueError) -> [IndexEntry]
 
     /// An index of a property's values: equality, ranges, counts, in value order.
     public static func value<Object: StoredObject, Value: IndexableValue>(_ keyPath: KeyPath<Object, Value>,
@@ -43,7 +43,23 @@ public struct StoredIndex: @unchecked Sendable {
         StoredIndex(kind: .value, keyPath: keyPath, explicitName: name, valueType: String(describing: Value.self)) { object throws(IndexValueError) in
             var bytes: [UInt8] = []
             try unsafeDowncast(object, to: Object.self)[keyPath: keyPath].indexBytes(into: &bytes)
-            return [bytes]
+            return [IndexEntry(key: bytes)]
+        }
+    }
+
+    /// A full-text index of a string property: its words, folded (case and
+    /// diacritics), for ``ObjectStore/search(_:matching:limit:)``. See
+    /// ``ObjectStore/search(_:matching:limit:)`` for what a query can ask.
+    public static func fullText<Object: StoredObject>(_ keyPath: KeyPath<Object, String>, named name: String? = nil) -> StoredIndex {
+        StoredIndex(kind: .fullText, keyPath: keyPath, explicitName: name, valueType: "String") { object in
+            FullTextIndexing.entries(of: unsafeDowncast(object, to: Object.self)[keyPath: keyPath])
+        }
+    }
+
+    /// A full-text index of an optional string property (`nil` has no words).
+    public static func fullText<Object: StoredObject>(_ keyPath: KeyPath<Object, String?>, named name: String? = nil) -> StoredIndex {
+        StoredIndex(kind: .fullText, keyPath: keyPath, explicitName: name, valueType: "String") { object in
+            FullTextIndexing.entries(of: unsafeDowncast(object, to: Object.self)[keyPath: keyPath] ?? "")
         }
     }
 
@@ -56,7 +72,7 @@ public struct StoredIndex: @unchecked Sendable {
             return unsafeDowncast(object, to: Object.self)[keyPath: keyPath].compactMap { target in
                 // Each row once: the index says whether the list holds it, not how often.
                 guard target.rowID != 0, seen.insert(target.rowID).inserted else { return nil }
-                return IndexKeys.rowBytes(target.rowID)
+                return IndexEntry(key: IndexKeys.rowBytes(target.rowID))
             }
         }
     }

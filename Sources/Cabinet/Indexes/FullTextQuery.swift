@@ -1,0 +1,110 @@
+/// A full-text index's entries and queries (``StoredIndex/fullText(_:named:)``,
+/// ``ObjectStore/search(_:matching:limit:)``).
+///
+/// An entry is one word of one object: its key the folded word's UTF-8 and a 0
+/// byte (no word holds one, so no word's key is a prefix of another's), its
+/// value the word's positions in the text (each the distance from the one
+/// before, as a LEB128 varint).
+enum FullTextIndexing {
+    /// The entries of `text`: one per distinct word, in the words' byte order.
+    static func entries(of text: String) -> [IndexEntry] {
+        var positions: [String: [Int]] = [:]
+        for token in FullTextTokenizer.tokens(of: text) { positions[token.text, default: []].append(token.position) }
+        return positions.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { word in
+            IndexEntry(key: key(of: word), value: encode(positions[word]!))
+        }
+    }
+
+    static func key(of word: String) -> [UInt8] { Array(word.utf8) + [0] }
+
+    static func encode(_ positions: [Int]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var last = 0
+        for position in positions {
+            var delta = UInt(position - last)
+            last = position
+            while delta >= 0x80 {
+                bytes.append(UInt8(delta & 0x7F) | 0x80)
+                delta >>= 7
+            }
+            bytes.append(UInt8(delta))
+        }
+        return bytes
+    }
+
+    /// The positions in an entry's value; `nil` for bytes no encoding makes (a damaged entry).
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> [Int]? {
+        var positions: [Int] = []
+        var value = 0, shift = 0, last = 0
+        for byte in bytes {
+            guard shift < 56 else { return nil }
+            value |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 {
+                last += value
+                positions.append(last)
+                value = 0
+                shift = 0
+            } else {
+                shift += 7
+            }
+        }
+        return shift == 0 ? positions : nil
+    }
+}
+
+/// A search's terms: every one must match.
+///
+/// - `walking sunshine`: each word, anywhere (whole words: `walk` does not find `walking`);
+/// - `sunsh*`: any word that starts so;
+/// - `"on sunshine"`: the words next to each other, in that order;
+/// - Chinese or Japanese without quotes: the characters next to each other.
+struct FullTextQuery {
+    enum Term: Equatable {
+        case word(String)
+        case prefix(String)
+        /// Words at these distances from the first.
+        case phrase([FullTextTokenizer.Token])
+    }
+
+    var terms: [Term]
+
+    init(_ text: String) {
+        terms = []
+        var rest = Substring(text)
+        while let quote = rest.firstIndex(of: "\"") {
+            terms += FullTextQuery.unquoted(rest[..<quote])
+            let after = rest[rest.index(after: quote)...]
+            let close = after.firstIndex(of: "\"") ?? after.endIndex
+            terms += FullTextQuery.phrase(String(after[..<close]))
+            rest = close == after.endIndex ? "" : after[after.index(after: close)...]
+        }
+        terms += FullTextQuery.unquoted(rest)
+    }
+
+    private static func phrase(_ text: String) -> [Term] {
+        let tokens = FullTextTokenizer.tokens(of: text, forQuery: true)
+        guard let first = tokens.first else { return [] }
+        if tokens.count == 1 { return [.word(first.text)] }
+        return [.phrase(tokens.map { .init(text: $0.text, position: $0.position - first.position) })]
+    }
+
+    private static func unquoted(_ text: Substring) -> [Term] {
+        var terms: [Term] = []
+        for chunk in text.split(whereSeparator: \.isWhitespace) {
+            let isPrefix = chunk.hasSuffix("*")
+            var runs: [([Unicode.Scalar], Bool)] = []
+            FullTextTokenizer.forEachRun(in: FullTextTokenizer.fold(String(isPrefix ? chunk.dropLast() : chunk))) { runs.append(($0, $1)) }
+            for (offset, (run, isCJK)) in runs.enumerated() {
+                let word = String(String.UnicodeScalarView(run))
+                if !isCJK {
+                    terms.append(isPrefix && offset == runs.count - 1 ? .prefix(word) : .word(word))
+                } else if run.count == 1 {
+                    terms.append(.prefix(word))
+                } else {
+                    terms += phrase(word)
+                }
+            }
+        }
+        return terms
+    }
+}

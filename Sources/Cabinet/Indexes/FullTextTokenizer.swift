@@ -1,0 +1,106 @@
+import Foundation
+
+/// Splits text into the words a full-text index keeps, with their positions.
+///
+/// - Folded first: case and diacritics go (`Café` is `cafe`, `Straße` is
+///   `strasse`), as Foundation's `folding(options:locale:)` does it for no locale.
+/// - A word is a run of letters, digits and combining marks (an apostrophe
+///   between two letters stays in it: `don't`); everything else separates words.
+/// - Chinese and Japanese (Han, Hiragana, Katakana), written without spaces, are
+///   cut into overlapping pairs of characters (bigrams), as q-gram indexes do,
+///   plus the run's last character alone: `東京タワー` is `東京 京タ タワ ワー ー`.
+///   So any run of two or more characters is found as a phrase of its bigrams,
+///   and a single character as the start of one.
+///
+/// Positions count words (and CJK characters) from 0, so a phrase is words at
+/// consecutive positions.
+enum FullTextTokenizer {
+    struct Token: Equatable {
+        var text: String
+        var position: Int
+    }
+
+    /// The tokens of `text`, in order. A query's (`forQuery`) leave out the last
+    /// character of a CJK run of two or more: its bigrams say it all, and the text
+    /// has that character alone only where its own run ends.
+    static func tokens(of text: String, forQuery: Bool = false) -> [Token] {
+        var tokens: [Token] = []
+        var position = 0
+        forEachRun(in: fold(text)) { run, isCJK in
+            if !isCJK {
+                tokens.append(Token(text: String(String.UnicodeScalarView(run)), position: position))
+                position += 1
+                return
+            }
+            for offset in 0..<run.count {
+                if forQuery && run.count > 1 && offset == run.count - 1 {
+                    position += 1
+                    continue
+                }
+                let end = min(offset + 2, run.count)
+                tokens.append(Token(text: String(String.UnicodeScalarView(run[offset..<end])), position: position))
+                position += 1
+            }
+        }
+        return tokens
+    }
+
+    /// `text` without case or diacritics; ASCII (most text) without Foundation's help.
+    static func fold(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
+        return text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+    }
+
+    /// Calls `body` with each run of word characters (and whether it is CJK) in folded `text`.
+    static func forEachRun(in text: String, _ body: ([Unicode.Scalar], Bool) -> Void) {
+        let scalars = Array(text.unicodeScalars)
+        var run: [Unicode.Scalar] = []
+        var runIsCJK = false
+        func flush() {
+            if !run.isEmpty { body(run, runIsCJK) }
+            run.removeAll(keepingCapacity: true)
+        }
+        for (offset, scalar) in scalars.enumerated() {
+            let cjk = isCJK(scalar)
+            if cjk || isWordScalar(scalar) || isInnerApostrophe(scalars, offset) {
+                if !run.isEmpty && cjk != runIsCJK { flush() }
+                runIsCJK = cjk
+                run.append(scalar)
+            } else {
+                flush()
+            }
+        }
+        flush()
+    }
+
+    private static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value < 0x80 {
+            let byte = UInt8(scalar.value)
+            return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A)
+        }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// An apostrophe with a word character on each side (`don't`, `l’été`).
+    private static func isInnerApostrophe(_ scalars: [Unicode.Scalar], _ offset: Int) -> Bool {
+        guard scalars[offset] == "'" || scalars[offset] == "\u{2019}", offset > 0, offset + 1 < scalars.count else { return false }
+        return isWordScalar(scalars[offset - 1]) && isWordScalar(scalars[offset + 1])
+    }
+
+    /// Han, Hiragana and Katakana: scripts written without spaces between words.
+    static func isCJK(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x3040...0x30FF, 0x31F0...0x31FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF,
+             0xFF66...0xFF9F, 0x20000...0x3134F:
+            return true
+        default:
+            return false
+        }
+    }
+}
