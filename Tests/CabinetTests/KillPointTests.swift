@@ -20,6 +20,7 @@ import Testing
         KillPointCase(name: "save-first", scenario: "save-first", expectation: .changes),
         KillPointCase(name: "save-new-class", scenario: "save-new-class"),
         KillPointCase(name: "save-list", scenario: "save-list", expectation: .everyClassChanges),
+        KillPointCase(name: "save-indexed", scenario: "save-indexed", expectation: .everyClassChanges),
         KillPointCase(name: "compact", scenario: "compact", expectation: .keepsContent),
         KillPointCase(name: "backup", scenario: "backup", expectation: .changes),
         KillPointCase(name: "restore", scenario: "restore"),

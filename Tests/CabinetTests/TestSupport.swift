@@ -71,6 +71,7 @@ class ForwardingBackend: StorageBackend {
     var services: any StoreServices { inner.services }
     func openTable(named name: String) throws -> any StorageTable { try inner.openTable(named: name) }
     func openOrderedTable(named name: String) throws -> any OrderedStorageTable { try inner.openOrderedTable(named: name) }
+    func removeTable(named name: String) throws { try inner.removeTable(named: name) }
     func tableNames() throws -> [String] { try inner.tableNames() }
     func hasTable(named name: String) throws -> Bool { try inner.hasTable(named: name) }
     func location(ofTable name: String) -> String { inner.location(ofTable: name) }

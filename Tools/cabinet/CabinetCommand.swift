@@ -9,7 +9,7 @@ struct CabinetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cabinet",
         abstract: "Inspect, verify, back up, restore and compact a Cabinet store.",
-        subcommands: [Info.self, Verify.self, Backup.self, Restore.self, Compact.self]
+        subcommands: [Info.self, Verify.self, Backup.self, Restore.self, Compact.self, Reindex.self]
     )
 }
 
@@ -115,6 +115,28 @@ struct Compact: ParsableCommand {
             let before = try StoreInfoSummary.bytes(of: store)
             try opened.compact()
             print("Compacted \(store): \(before) → \(try StoreInfoSummary.bytes(of: store)) bytes")
+        }
+    }
+}
+
+struct Reindex: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove the index files (of one class, if named): the app's next open of the store builds them again from the records.",
+        discussion: "The indexes are defined by the app's classes, which this command does not have: it removes the files, which repairs a damaged one, and the app rebuilds them when it registers the classes.")
+    @Argument(help: "The store directory.") var store: String
+    @Argument(help: "A class's stored name (all classes when left out).") var className: String?
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try ObjectStore(path: store, createIfMissing: false)   // a typo must not become a store
+            defer { opened.close() }
+            let removed = try opened.dropIndexes(ofClass: className)
+            if removed.isEmpty {
+                print("\(store): no index file\(className.map { " of \($0)" } ?? "") to rebuild")
+            } else {
+                for file in removed { print("Removed \(file)") }
+                print("The app's next open of \(store) builds \(removed.count == 1 ? "it" : "them") again from the records.")
+            }
         }
     }
 }

@@ -17,10 +17,8 @@ extension ObjectStore {
         let name = ClassIndexes.tableName(forClass: entry.name)
         let readOnly = backend.services.isReadOnly
         guard !declared.isEmpty else {
-            if !readOnly, try backend.hasTable(named: name) {
-                let table = try changingTables { try backend.openOrderedTable(named: name) }
-                try changingTables { try clear(table) }
-            }
+            // No index declared any more: its file goes.
+            if !readOnly, try backend.hasTable(named: name) { try changingTables { try backend.removeTable(named: name) } }
             return
         }
         let names = declared.enumerated().map { $1.name(at: $0) }
@@ -32,13 +30,21 @@ extension ObjectStore {
             entry.indexProblem = "index file (\(backend.location(ofTable: name))): open the store once without readOnly to build it"
             return
         }
-        let table = try readingCommittedState { try backend.openOrderedTable(named: name) }
+        let table: any OrderedStorageTable
+        let catalog: IndexCatalog?
+        do {
+            table = try readingCommittedState { try backend.openOrderedTable(named: name) }
+            catalog = try readingCommittedState { try IndexCatalog.read(from: table, format: recordFormat) }
+        } catch let error as CabinetError where [.notADatabase, .malformedRecord, .checksumMismatch, .truncatedRecord].contains(error.code) {
+            throw CabinetError.malformedRecord(error.location ?? RecordLocation(file: backend.location(ofTable: name), className: entry.name),
+                                               reason: "the index file of \(entry.name) is damaged (\(error)); nothing is lost, the records are whole: `cabinet reindex \(path) \(entry.name)` (or `store.dropIndexes(ofClass: \"\(entry.name)\")`) removes it, and the next open builds it again")
+        }
         let wanted = IndexCatalog(names: names)
-        let catalog = try readingCommittedState { try IndexCatalog.read(from: table, format: recordFormat) }
         let indexes = ClassIndexes(tableName: name, table: table, declared: zip(declared, wanted.indexes).map {
             ClassIndexes.Declared(index: $0, name: $1.name, number: $1.number)
         }, format: recordFormat)
-        if catalog != wanted {
+        // A failed write left the file in doubt (``OrderedStorageTable/isDamaged``): built again too.
+        if catalog != wanted || table.isDamaged {
             guard !readOnly else {
                 entry.indexProblem = "up-to-date index file (its indexes changed): open the store once without readOnly to build them"
                 return
@@ -61,7 +67,7 @@ extension ObjectStore {
     /// Empties `table`, then writes every saved object's entries and, last, the
     /// catalog, in transactions of ``indexBuildBatch`` rows. A process that dies
     /// part way leaves a file without a catalog, which the next open builds again.
-    private func build(_ indexes: ClassIndexes, of entry: ClassEntry, catalog: IndexCatalog) throws {
+    func build(_ indexes: ClassIndexes, of entry: ClassEntry, catalog: IndexCatalog) throws {
         let table = indexes.table
         try clear(table)
         var batch = 0
@@ -99,18 +105,24 @@ extension ObjectStore {
         }
     }
 
-    /// Removes every record of `table`, the catalog first, in transactions of a few thousand.
-    func clear(_ table: any StorageTable) throws {
-        while table.recordCount > 0 {
-            var keys: [[UInt8]] = []
-            try table.forEach { key, _ in
-                keys.append(Array(key))
-                return keys.count < ObjectStore.indexBuildBatch
-            }
-            if keys.isEmpty { return }
-            try table.transaction {
-                try IndexKeys.catalogKey.withUnsafeBytes { _ = try table.removeValue(forKey: $0) }
-                for key in keys { try key.withUnsafeBytes { _ = try table.removeValue(forKey: $0) } }
+    /// Empties `table` (a new empty file for Tokyo Cabinet): a build starts from nothing.
+    func clear(_ table: any OrderedStorageTable) throws {
+        try table.removeAll()
+    }
+
+    /// Rebuilds, from the records, each index file a failed write left damaged
+    /// (``OrderedStorageTable/isDamaged``): after a save, once the records are
+    /// whole (no journal waits). A rebuild that fails too is tried again after
+    /// the next save; it is logged.
+    func rebuildDamagedIndexes() {
+        guard !journalAwaitsReplay else { return }
+        for entry in entriesByName.values.sorted(by: { $0.name < $1.name }) {
+            guard let indexes = entry.indexes, indexes.table.isDamaged else { continue }
+            do {
+                try changingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name))) }
+            } catch {
+                logger.error("Cabinet: the index file of \(entry.name) was damaged by a failed write and could not be rebuilt yet: \(error)",
+                             metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(indexes.table.path)"])
             }
         }
     }

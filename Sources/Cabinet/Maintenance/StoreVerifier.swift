@@ -10,7 +10,8 @@
 /// (and, in checksummed stores, a matching checksum), every record is found
 /// again through its key (the index is intact), a pending save journal is
 /// whole, and every table the catalog lists is there; and each out-of-line
-/// list's tree, root to leaves, with its owner (``StoredListVerifier``). It adds what the backend
+/// list's tree, root to leaves, with its owner (``StoredListVerifier``), and each
+/// class's index file against its records (`IndexVerifier`). It adds what the backend
 /// itself finds (``StorageBackend/storageProblems()``): for a Tokyo Cabinet
 /// directory, every file that should be a class file and is not (random bytes,
 /// an empty file, a link), and Tokyo Cabinet's leftovers (a transaction log of
@@ -71,7 +72,7 @@ public enum StoreVerifier {
                 problems.append(Problem(location: error.location ?? location, reason: "\(error)"))
             }
         }
-        // The trees of out-of-line lists, once every table is readable enough to walk them.
+        // The trees of out-of-line lists and the index files, once every table is readable enough to walk them.
         if !tables.contains(where: awaitingRecovery.contains) {
             do {
                 problems += try StoredListVerifier.problems(in: backend, format: format)
@@ -79,6 +80,7 @@ public enum StoreVerifier {
                 let file = backend.location(ofTable: ObjectStore.listsTableName)
                 problems.append(Problem(location: error.location ?? RecordLocation(file: file), reason: "\(error)"))
             }
+            problems += try IndexVerifier.problems(in: backend, format: format)
         }
         return problems
     }
@@ -117,7 +119,7 @@ public enum StoreVerifier {
 
     private static func check(_ table: any StorageTable, name: String, format: RecordFormat, location: RecordLocation,
                               into problems: inout [Problem]) throws {
-        // An index file holds entries without trailers; IndexVerifier checks it against the records.
+        // An index file holds entries without trailers: IndexVerifier checks it, below.
         if name.hasSuffix(ClassIndexes.suffix) { return }
         guard !ObjectStore.isAuxiliaryTable(name) else {
             try table.forEach { key, value in

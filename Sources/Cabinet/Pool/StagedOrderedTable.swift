@@ -9,6 +9,16 @@ final class StagedOrderedTable: StagedTable, OrderedStorageTable {
         super.init(base: ordered, name: name, staging: staging)
     }
 
+    var isDamaged: Bool { ordered.isDamaged }
+
+    /// Only outside a group's staging (a rebuild runs on the pool's own store).
+    func removeAll() throws {
+        guard staging.isDirect else {
+            throw CabinetError.readOnly(path: path, reason: "an ordered table cannot be emptied while a commit group stages records in it")
+        }
+        try ordered.removeAll()
+    }
+
     /// In key order, as the table lists its records.
     override func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         try forEach(from: nil, to: nil, descending: false, body)

@@ -58,7 +58,8 @@ struct ClassRegistrar {
     /// A catalog of every table the store has, with each class file's class ID.
     private func wholeCatalog() throws -> StoreCatalog {
         var catalog = StoreCatalog()
-        for name in try store.backend.tableNames() {
+        // Index files are left out: one that goes missing is built again from the records.
+        for name in try store.backend.tableNames() where !name.hasSuffix(ClassIndexes.suffix) {
             if ObjectStore.isAuxiliaryTable(name) {
                 catalog.tables[name] = .some(nil)
             } else if let metadata = try? ClassRegistrar.readMetadata(of: store.backend.openTable(named: name), className: name) {

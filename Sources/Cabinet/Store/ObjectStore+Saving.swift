@@ -20,6 +20,8 @@ extension ObjectStore {
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("save()") }
         try checkOpen()
+        // Whatever happens, an index a failed write damaged is built again from the records.
+        defer { if entriesByName.values.contains(where: { $0.indexes?.table.isDamaged == true }) { rebuildDamagedIndexes() } }
         isSaving = true   // a change from a write(to:) now would be lost: it stops the program
         defer { isSaving = false }
         undoManager.closeImplicitGroup()
@@ -224,6 +226,7 @@ extension ObjectStore {
             try backend.services.removeJournal()
             journalAwaitsReplay = false
         }
+        if entriesByName.values.contains(where: { $0.indexes?.table.isDamaged == true }) { rebuildDamagedIndexes() }
         // A save that a kill (or a failed write) left in the journal is whole now: say so.
         if let replayed { logger.notice("Cabinet: finished a save left in the journal (\(replayed) bytes)",
                                         metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(backend.services.journalLocation)"]) }

@@ -43,6 +43,10 @@ public final class MemoryBackend: StorageBackend, StoreServices {
         return table
     }
 
+    public func removeTable(named name: String) throws {
+        tables.removeValue(forKey: name)?.close()
+    }
+
     public func tableNames() throws -> [String] {
         tables.keys.sorted()
     }
@@ -127,6 +131,13 @@ class MemoryTable: StorageTable {
         keysCleared()
         undoLog = [:]
         inTransaction = false
+    }
+
+    /// Drops every record (outside a transaction).
+    func removeAllValues() {
+        values = [:]
+        undoLog = [:]
+        keysCleared()
     }
 
     /// Told of each key that comes or goes (an ordered table keeps them in order).

@@ -7,6 +7,14 @@ final class MemoryOrderedTable: MemoryTable, OrderedStorageTable {
     override func keyRemoved(_ key: [UInt8]) { order.remove(key) }
     override func keysCleared() { order = SortedKeys() }
 
+    /// Always `false`: memory loses no write.
+    var isDamaged: Bool { false }
+
+    func removeAll() throws {
+        try checkOpen()
+        removeAllValues()
+    }
+
     /// In key order, as a B+ tree file lists its records.
     override func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         try forEach(from: nil, to: nil, descending: false, body)

@@ -28,6 +28,18 @@ public protocol OrderedStorageTable: StorageTable {
     /// this runs; an error `body` throws ends the scan and is rethrown.
     func forEach(from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?, descending: Bool,
                  _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
+
+    /// Whether a write failed where the table could not take it back (Tokyo
+    /// Cabinet finished a commit that had lost a page): what the table holds is
+    /// no longer to be trusted. An ordered table holds what can be made again (an
+    /// index, from its class's records): its owner empties it (``removeAll()``)
+    /// and rebuilds it.
+    var isDamaged: Bool { get }
+
+    /// Empties the table, whatever state it is in (damaged included): whole or
+    /// not at all, even if the process dies (a new empty file takes the old
+    /// one's place). Called outside any transaction; clears ``isDamaged``.
+    func removeAll() throws
 }
 
 /// The order of an ordered table's keys: bytes compared unsigned, then the shorter first.

@@ -16,6 +16,7 @@
 ///
 ///     func openTable(named name: String) throws -> any StorageTable { ... }   // creates it if missing
 ///     func openOrderedTable(named name: String) throws -> any OrderedStorageTable { ... }   // for indexes
+///     func removeTable(named name: String) throws { ... }
 ///     func tableNames() throws -> [String] { ... }
 ///     func hasTable(named name: String) throws -> Bool { ... }
 ///     func location(ofTable name: String) -> String { path + "/" + name }
@@ -60,6 +61,12 @@ public protocol StorageBackend: AnyObject {
     /// Throws as ``openTable(named:)`` does, and ``CabinetError/notADatabase(_:reason:)``
     /// when a table that keeps no order is in its place.
     func openOrderedTable(named name: String) throws -> any OrderedStorageTable
+
+    /// Removes table `name` and all that is kept of it (a file and its
+    /// transaction log), closing it if it is open; a table that does not exist
+    /// is not an error. Only for tables whose content can be made again (a
+    /// class's index file, rebuilt from its records): nothing journals it.
+    func removeTable(named name: String) throws
 
     /// The names of the tables that exist, whether opened or not, sorted. Only
     /// tables: never the services' own values, nor leftovers of interrupted work.

@@ -165,6 +165,18 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         return try ordered(try openTable(named: name))
     }
 
+    /// Closes table `name` if it is open, then removes its file and its log (and
+    /// flushes the directory, when saves are synced).
+    public func removeTable(named name: String) throws {
+        try checkWritable("removing a table writes the store")
+        tables.removeValue(forKey: name)?.close()
+        readerStamps[name] = nil
+        let file = filePath(forTable: name)
+        try TokyoCabinetTable.removeLog(of: file)
+        if DirectoryFiles.exists(file) { try DirectoryFiles.remove(file) }
+        if options.syncOnCommit { try DirectoryFiles.syncDirectory(path) }
+    }
+
     private func ordered(_ table: any StorageTable) throws -> any OrderedStorageTable {
         guard let ordered = table as? any OrderedStorageTable else {
             throw CabinetError.notADatabase(RecordLocation(file: table.path), reason: "it is a hash database file, where a B+ tree database file (an index) was expected; `cabinet reindex` makes it again")

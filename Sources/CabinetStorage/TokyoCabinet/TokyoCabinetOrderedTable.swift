@@ -22,6 +22,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     let options: TokyoCabinetBackend.Options
     private var handle: UnsafeMutablePointer<TCBDB>?
     private var isClosed = false
+    /// Set when a commit finished although a write in it failed (see ``OrderedStorageTable/isDamaged``).
+    private(set) var isDamaged = false
 
     init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
         self.directory = directory
@@ -29,6 +31,10 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         self.path = directory + "/" + name
         self.options = options
         try TokyoCabinetDirectory.refuseLinks(forTable: path)
+        // A writer hit a failed write in it (read before the open, which rolls the
+        // header back with the rest): Tokyo Cabinet may have changed what it could
+        // not log, so the rollback cannot be trusted; the owner rebuilds the file.
+        isDamaged = !options.readOnly && TokyoCabinetTable.hadFailedWrite(path)
         handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
     }
 
@@ -60,6 +66,11 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         // dozen bytes, so a page is a few KiB, and a million entries are three levels.
         _ = tcbdbtune(bdb, 256, 512, 65_521, 8, 10, 0)
         _ = tcbdbsetcache(bdb, 4096, 1024)
+        // Pages written through the map, as a hash file's records are: Tokyo
+        // Cabinet takes a failed pwrite(2) for a whole one (it compares the -1 it
+        // returns with an unsigned size), so a page written that way can be lost
+        // without an error. Within the map a write cannot fail part way.
+        _ = tcbdbsetxmsiz(bdb, options.mappedSize)
         let syncMode = options.syncOnCommit && !options.readOnly ? Int32(BDBOTSYNC) : 0
         guard tcbdbopen(bdb, path, mode | syncMode) else {
             let code = tcbdbecode(bdb)
@@ -101,9 +112,21 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     /// Closes and reopens the file after a failure: closing rolls back an open
     /// transaction, and opening rolls back from the log what the close could not.
+    ///
+    /// After a failed commit the tree's page cache may still hold pages of the
+    /// failed transaction, and its counts (root, records) the new ones, which a
+    /// close writes into the file outside any transaction. So the close runs
+    /// inside a transaction of the hash file underneath, which the close itself
+    /// rolls back: nothing it writes stays. If even that transaction cannot
+    /// start, the table says it is damaged, and its owner rebuilds it.
     private func reopenAfterFailure() {
         guard let bdb = handle else { return }
         handle = nil
+        if let hdb = bdb.pointee.hdb, !hdb.pointee.tran {
+            hdb.pointee.fatal = false   // Tokyo Cabinet refuses to begin a transaction on a fatal file
+            // Without it, the close may write pages of the failed transaction: the owner rebuilds the file.
+            if !tchdbtranbegin(hdb) { isDamaged = true }
+        }
         _ = tcbdbclose(bdb)
         tcbdbdel(bdb)
         handle = try? TokyoCabinetOrderedTable.openHandle(path: path, options: options)
@@ -189,6 +212,21 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     func reserveCapacity(_ records: Int) throws { _ = try open() }
 
+    /// A new empty file renamed over this one, then opened. The old handle is
+    /// closed after the rename: what its close writes (a damaged file's cached
+    /// pages) goes to the old file, which is no longer the table's.
+    func removeAll() throws {
+        if options.readOnly { throw CabinetError.readOnly(path: path, reason: "emptying an index writes the file") }
+        try TokyoCabinetOrderedTable.create(directory: directory, name: name, options: options)
+        if let bdb = handle {
+            handle = nil
+            _ = tcbdbclose(bdb)
+            tcbdbdel(bdb)
+        }
+        handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
+        isDamaged = false
+    }
+
     /// Rewrites the file without free space (`tcbdboptimize`, which writes a
     /// copy and renames it over the file: whole or not at all).
     func compact() throws {
@@ -248,15 +286,19 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     func commitTransaction() throws {
         let bdb = try open()
-        guard tcbdbtrancommit(bdb) else {
-            // A commit that failed is not a commit: as for a hash file (see
-            // TokyoCabinetTable), put the file's transaction back so that aborting
-            // it restores the pages its log holds, then reopen and rebuild.
+        let committed = tcbdbtrancommit(bdb)
+        if committed && isFatal {
+            // Tokyo Cabinet went on after a failed write and committed without it
+            // (it ignores some failures): no log is left to take it back.
+            isDamaged = true
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "commit", code: tcbdbecode(bdb),
+                                              message: "a write failed during the commit, which Tokyo Cabinet finished without it: the file must be rebuilt")
+        }
+        guard committed else {
+            // A commit that failed is not a commit: Tokyo Cabinet has rolled the
+            // file back, or left its log for the next open to do it; reopening
+            // (without writing the page cache) and rebuilding finish the job.
             let error = failure("commit")
-            if let hdb = bdb.pointee.hdb, !hdb.pointee.tran {
-                hdb.pointee.tran = true
-                _ = tchdbtranabort(hdb)
-            }
             reopenAfterFailure()
             rebuildAfterFailedWrite()
             throw error

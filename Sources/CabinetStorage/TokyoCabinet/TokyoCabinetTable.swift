@@ -72,7 +72,7 @@ final class TokyoCabinetTable: StorageTable {
     /// clears): the process may have died before Cabinet rebuilt the index after
     /// the rollback (see ``repairIndexAfterFailedTransaction()``), which is then done
     /// once the file is open. A rebuilt file starts without the flag.
-    private static func hadFailedWrite(_ path: String) -> Bool {
+    static func hadFailedWrite(_ path: String) -> Bool {
         guard let flags = TokyoCabinetDirectory.headerFlags(of: path) else { return false }
         return flags & UInt8(HDBFFATAL) != 0
     }

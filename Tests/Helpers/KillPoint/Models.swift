@@ -91,3 +91,20 @@ final class Shelf: StoredObject, Dumpable {
         return "title=\(title.debugDescription) songs=\(list.count) hash=\(String(hash, radix: 16)) head=\(head) tail=\(tail)"
     }
 }
+
+/// A song with an artist and a title, both indexed: its saves change the
+/// class file and its index file (`Tune.index`) together.
+final class Tune: StoredObject, Dumpable {
+    @Stored var title = ""
+    @Stored var artist = ""
+    override class var indexes: [StoredIndex] { [.value(\Tune.artist), .fullText(\Tune.title)] }
+    override func read(from buffer: inout DataBuffer) throws {
+        title = try buffer.readString()
+        artist = try buffer.readString()
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeString(title)
+        buffer.writeString(artist)
+    }
+    var fields: String { "title=\(title.debugDescription) artist=\(artist.debugDescription)" }
+}

@@ -53,7 +53,7 @@ extension Scenario {
 
 /// Every scenario, by name.
 var scenarios: [any Scenario] {
-    [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(), SaveList(),
+    [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(), SaveList(), SaveIndexed(),
      Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay(), PoolGroup()]
 }
 

@@ -1,0 +1,81 @@
+extension ObjectStore {
+    /// Rebuilds the indexes of `types` from their saved objects (of every
+    /// registered class that declares indexes, when none is named), for an index
+    /// that ``verifyIndexes()`` finds wrong.
+    ///
+    /// ```swift
+    /// try store.reindex(Song.self)
+    /// ```
+    /// Throws ``CabinetError/Code-swift.struct/unsavedChanges`` if a class has unsaved changes (save first).
+    public func reindex(_ types: StoredObject.Type...) throws {
+        useDetector.enterAlone("reindex(_:)")
+        defer { useDetector.leave() }
+        try checkOpen()
+        let entries = try types.isEmpty ? entriesByName.values.sorted { $0.name < $1.name } : types.map(requireEntry(for:))
+        for entry in entries {
+            guard let indexes = entry.indexes else { continue }
+            if entry.hasChanges { throw CabinetError.unsavedChanges(className: entry.name) }
+            try writingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name))) }
+        }
+    }
+
+    /// Every problem of the registered classes' index files: what `cabinet verify`
+    /// finds (missing and extra entries, damage), and entries that do not match
+    /// the saved values of their objects (stale). Empty when every index is right.
+    ///
+    /// ```swift
+    /// if !(try store.verifyIndexes()).isEmpty { try store.reindex() }
+    /// ```
+    /// Objects with unsaved changes are checked against their saved records' entries only.
+    public func verifyIndexes() throws -> [StorageProblem] {
+        try checkOpen()
+        var problems: [StorageProblem] = []
+        for entry in entriesByName.values.sorted(by: { $0.name < $1.name }) {
+            guard let indexes = entry.indexes else { continue }
+            problems += try readingCommittedState {
+                try IndexVerifier.check(indexes.table, classTable: entry.table, className: entry.name, format: recordFormat)
+            }
+            try scan(entry.type, reserve: { _ in }) { object in
+                guard object.changeState == .clean else { return true }
+                let made = try indexes.entries(of: object, location: entry.location(row: object.rowID))
+                let recorded = try readingCommittedState { try indexes.recorded(row: object.rowID, in: indexes.table) }
+                if recorded ?? RowEntries(entries: []) != made {
+                    problems.append(StorageProblem(location: entry.location(row: object.rowID),
+                                                   reason: "its index entries are not the ones its saved values make; `store.reindex()` rebuilds them",
+                                                   kind: IndexVerifier.staleKind))
+                }
+                return true
+            }
+        }
+        return problems
+    }
+
+    /// Removes the index files of the store (only class `className`'s, if named),
+    /// so that the next registration of their classes builds them again from the
+    /// records: what `cabinet reindex` does, which has no app classes to build
+    /// them with. It also repairs an index file too damaged to open. Returns the
+    /// files removed.
+    ///
+    /// ```swift
+    /// let removed = try store.dropIndexes(ofClass: "Song")   // then register Song: it is reindexed
+    /// ```
+    @discardableResult
+    public func dropIndexes(ofClass className: String? = nil) throws -> [String] {
+        useDetector.enterAlone("dropIndexes(ofClass:)")
+        defer { useDetector.leave() }
+        try checkOpen()
+        // By name too: a file too damaged to look like a table is still in the index file's place.
+        let tables = try backend.tableNames()
+        let classes = className.map { [$0] } ?? tables.filter { !$0.hasSuffix(ClassIndexes.suffix) }
+        let names = try Set(classes.map(ClassIndexes.tableName(forClass:)).filter(backend.hasTable(named:))
+                            + tables.filter { $0.hasSuffix(ClassIndexes.suffix) && className == nil }).sorted()
+        for name in names {
+            if let entry = entriesByName[String(name.dropLast(ClassIndexes.suffix.count))] {
+                entry.indexes = nil
+                entry.indexProblem = "index file (it was dropped): register the class again in a new store to build it"
+            }
+            try writingTables { try backend.removeTable(named: name) }
+        }
+        return names.map(backend.location(ofTable:))
+    }
+}
