@@ -39,7 +39,7 @@ extension ObjectStore {
             throw CabinetError.malformedRecord(error.location ?? RecordLocation(file: backend.location(ofTable: name), className: entry.name),
                                                reason: "the index file of \(entry.name) is damaged (\(error)); nothing is lost, the records are whole: `cabinet reindex \(path) \(entry.name)` (or `store.dropIndexes(ofClass: \"\(entry.name)\")`) removes it, and the next open builds it again")
         }
-        let wanted = IndexCatalog(names: names)
+        let wanted = IndexCatalog(names: names, classVersion: entry.type.version)
         let indexes = ClassIndexes(tableName: name, table: table, declared: zip(declared, wanted.indexes).map {
             ClassIndexes.Declared(index: $0, name: $1.name, number: $1.number)
         }, format: recordFormat)
@@ -70,7 +70,9 @@ extension ObjectStore {
     func build(_ indexes: ClassIndexes, of entry: ClassEntry, catalog: IndexCatalog) throws {
         let table = indexes.table
         try clear(table)
-        var batch = 0
+        let total = max(entry.table.recordCount - 1, 0)
+        var batch = 0, done = 0
+        func report() { indexBuildProgress?(IndexBuildProgress(className: entry.name, rowsDone: done, rowsTotal: max(total, done))) }
         try table.beginTransaction()
         do {
             let sink: ClassIndexes.Sink = { key, value in
@@ -80,8 +82,10 @@ extension ObjectStore {
                 let entries = try indexes.entries(of: object, location: entry.location(row: object.rowID))
                 try indexes.write(row: object.rowID, entries: entries, isNew: true, view: table, sink: sink)
                 batch += 1
+                done += 1
                 if batch == ObjectStore.indexBuildBatch {
                     try table.commitTransaction()
+                    report()
                     try table.beginTransaction()
                     batch = 0
                 }
@@ -94,6 +98,7 @@ extension ObjectStore {
             try? table.abortTransaction()
             throw error
         }
+        report()
         logger.info("Cabinet: built the indexes of \(entry.name)", metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(table.path)"])
     }
 
@@ -119,11 +124,25 @@ extension ObjectStore {
         for entry in entriesByName.values.sorted(by: { $0.name < $1.name }) {
             guard let indexes = entry.indexes, indexes.table.isDamaged else { continue }
             do {
-                try changingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name))) }
+                try changingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name), classVersion: entry.type.version)) }
             } catch {
                 logger.error("Cabinet: the index file of \(entry.name) was damaged by a failed write and could not be rebuilt yet: \(error)",
                              metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(indexes.table.path)"])
             }
         }
     }
+}
+
+/// How far a build of a class's indexes has got (``ObjectStore/indexBuildProgress``).
+///
+/// ```swift
+/// store.indexBuildProgress = { print("\($0.className): \($0.rowsDone) of \($0.rowsTotal)") }
+/// try store.register(Song.self)   // builds a newly declared index from the songs there
+/// ```
+public struct IndexBuildProgress: Sendable, Equatable {
+    /// The class whose indexes are built (its stored name).
+    public let className: String
+    /// The objects indexed so far, and how many there are.
+    public let rowsDone: Int
+    public let rowsTotal: Int
 }

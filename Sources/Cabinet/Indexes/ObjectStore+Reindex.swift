@@ -15,7 +15,7 @@ extension ObjectStore {
         for entry in entries {
             guard let indexes = entry.indexes else { continue }
             if entry.hasChanges { throw CabinetError.unsavedChanges(className: entry.name) }
-            try writingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name))) }
+            try writingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name), classVersion: entry.type.version)) }
         }
     }
 

@@ -124,6 +124,11 @@ public final class ObjectStore {
         self?.log(error, level: .error)
     }
 
+    /// Told how a build of a class's indexes goes (when ``register(_:)``
+    /// builds new indexes from existing objects, and in ``reindex(_:)``), after
+    /// every few thousand rows and at the end. See ``IndexBuildProgress``.
+    public var indexBuildProgress: ((IndexBuildProgress) -> Void)?
+
     /// Opens the store directory at `path`, on Tokyo Cabinet, creating it if
     /// missing unless `createIfMissing` is `false`.
     ///
