@@ -20,6 +20,7 @@ demo: deps
 	$(SWIFT) build -c release --product ReadmeExample
 	$(SWIFT) build -c release --product Versioning
 	$(SWIFT) build -c release --product PoolExample
+	$(SWIFT) build -c release --product QueriesExample
 	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)"
 
 test: deps

@@ -57,6 +57,11 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Examples/StorePool"
         ),
+        .executableTarget(
+            name: "QueriesExample",
+            dependencies: ["Cabinet"],
+            path: "Examples/Queries"
+        ),
         .target(
             name: "SpeedTestKit",
             dependencies: ["Cabinet", "CTokyoCabinet", .product(name: "GRDB", package: "GRDB.swift")],

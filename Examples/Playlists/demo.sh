@@ -36,3 +36,6 @@ echo "== Examples/Versioning: a class gains a field"
 echo
 echo "== Examples/StorePool: the README's StorePool sample (store: /tmp/notes)"
 "$bin/PoolExample"
+echo
+echo "== Examples/Queries: the README's queries sample (indexes and full-text search)"
+"$bin/QueriesExample"

@@ -99,7 +99,11 @@ extension ObjectStore {
             throw error
         }
         report()
-        logger.info("Cabinet: built the indexes of \(entry.name)", metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(table.path)"])
+        // A new class's empty index is no news; one built from objects already there is.
+        if done > 0 {
+            logger.info("Cabinet: built the indexes of \(entry.name) from its \(done) objects",
+                        metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(table.path)"])
+        }
     }
 
     /// Calls `body` with each saved object of `entry`'s class, loaded from its record.
