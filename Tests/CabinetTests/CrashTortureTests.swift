@@ -69,6 +69,14 @@ import TortureModels
             }
         }
         #expect(try store.fetch(TortureReceipt.self, rowID: UInt32(count + 2)) == nil)
+        // The index file was saved with the records: it finds every receipt, the last by Left's balance.
+        #expect(try store.count(TortureReceipt.self, where: \.serial, equals: count) == 1, "round \(round): the index lost receipt \(count)")
+        #expect(try store.fetch(TortureReceipt.self, where: \.serial, in: 0...UInt64.max, limit: 1, descending: true).first?.serial == count)
+        #expect(try store.fetch(TortureReceipt.self, where: \.leftBalance, equals: left.balance).contains { $0.serial == count })
+        if round % 5 == 0 {
+            let problems = try store.verifyIndexes()
+            #expect(problems.isEmpty, "round \(round): \(problems.prefix(3))")
+        }
         return count
     }
 }

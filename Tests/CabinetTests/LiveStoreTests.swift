@@ -29,6 +29,12 @@ import TortureModels
                 }
             }
             guard try reader.fetch(TortureReceipt.self, rowID: UInt32(count + 2)) == nil else { throw Mismatch("a receipt past \(count)") }
+            // The index file, read in the same read: the same save as the records.
+            let indexed = try reader.count(TortureReceipt.self, where: \.leftBalance, equals: left.balance)
+            let newest = try reader.fetch(TortureReceipt.self, where: \.serial, in: 0...UInt64.max, limit: 1, descending: true).first?.serial ?? 0
+            guard newest == UInt64(count), count == 0 || indexed >= 1 else {
+                throw Mismatch("the index's newest receipt is \(newest) and \(indexed) have Left's balance; the records have \(count)")
+            }
             return count
         }
     }

@@ -4,7 +4,7 @@
 //
 // Each save moves an amount between the one Left and the one Right (their sum
 // stays 1,000) and appends a Receipt with the next serial number and Left's new
-// balance: three files per save.
+// balance, which its index file records too: four files per save.
 import Cabinet
 
 public final class TortureLeft: StoredObject {
@@ -26,6 +26,9 @@ public final class TortureReceipt: StoredObject {
     @Stored public var serial: UInt64 = 0
     @Stored public var leftBalance: Int64 = 0
     @Stored public var padding: [UInt8] = []
+    /// Indexed, so every save also changes the index file (`Receipt.index`): a
+    /// fourth file in the same journaled save, and queries a reader in another process runs.
+    override public class var indexes: [StoredIndex] { [.value(\TortureReceipt.serial), .value(\TortureReceipt.leftBalance)] }
     override public func read(from buffer: inout DataBuffer) throws {
         serial = try buffer.readUInt64()
         leftBalance = try buffer.readInt64()
