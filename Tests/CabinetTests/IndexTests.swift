@@ -203,6 +203,25 @@ import Testing
         #expect(try store.fetch(Mix.self, where: \.tracks, contains: Track()).isEmpty, "an object never inserted is in no saved list")
     }
 
+    @Test func aPlainStoreKeepsItsClassFilesAsBNRPersistenceWritesThemBesideItsIndexFiles() throws {
+        let fixture = try StoreFixture(.tokyoCabinet)
+        let options = ObjectStore.Options(perInstanceVersioning: false, recordFormat: .plain)
+        let store = try fixture.open(Track.self, Mix.self, options: options)
+        let track = Track("Walking on Sunshine", by: "Katrina", seconds: 238)
+        store.insert(track)
+        try store.save()
+        #expect(try store.fetch(Track.self, where: \.artist, equals: "Katrina").first === track)
+        #expect(try store.search(Track.self, matching: "sunshine").first === track)
+        store.close()
+        // The class file holds the record alone, no version byte and no checksum, as BNRPersistence writes it.
+        let raw = RawTokyoCabinet.read(fixture.storePath + "/Track")[RawTokyoCabinet.rowKey(track.rowID)]
+        var expected = DataBuffer()
+        track.write(to: &expected)
+        #expect(raw == expected.allBytes)
+        #expect(FileManager.default.fileExists(atPath: fixture.storePath + "/Track.index"))
+        #expect(try StoreVerifier.verify(path: fixture.storePath).isEmpty)
+    }
+
     @Test func aQueryOnAPropertyWithNoIndexSaysWhatToDeclare() throws {
         let fixture = try StoreFixture(.memory)
         let store = try fixture.open(Track.self, Mix.self)
