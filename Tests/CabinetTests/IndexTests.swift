@@ -47,6 +47,12 @@ import Testing
         #expect(try store.fetch(Track.self, where: \.seconds, in: 300...600, limit: 5).map(\.rowID) == Array(expected.prefix(5)))
         let strings = try store.fetch(Track.self, where: \.artist, in: "Q"..."Queen").map(\.artist)
         #expect(Set(strings) == ["Que", "Queen"], "a string range is by Unicode scalar order, its ends included")
+        let halfOpen = tracks.filter { (300..<600).contains($0.seconds) }.sorted { ($0.seconds, $0.rowID) < ($1.seconds, $1.rowID) }.map(\.rowID)
+        #expect(try store.fetch(Track.self, where: \.seconds, in: 300..<600).map(\.rowID) == halfOpen, "a half-open range leaves its end out")
+        let from = tracks.filter { $0.seconds >= 990 }.sorted { ($0.seconds, $0.rowID) < ($1.seconds, $1.rowID) }.map(\.rowID)
+        #expect(try store.fetch(Track.self, where: \.seconds, in: 990...).map(\.rowID) == from)
+        #expect(try store.fetch(Track.self, where: \.seconds, in: 300...600, limit: 0).isEmpty)
+        #expect(try store.fetch(Track.self, where: \.artist, in: "Que"..<"Queen").map(\.artist) == Array(repeating: "Que", count: 30))
         var streamed: [UInt32] = []
         try store.enumerate(Track.self, where: \.seconds, in: 300...600) { track, stop in
             streamed.append(track.rowID)

@@ -13,12 +13,7 @@ extension ObjectStore {
     /// ```
     public func fetch<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, equals value: V,
                                                           limit: Int? = nil) throws -> [T] {
-        var result: [T] = []
-        try enumerate(type, where: keyPath, equals: value) { object, stop in
-            result.append(object)
-            stop = result.count == limit
-        }
-        return result
+        try collect(limit) { body in try enumerate(type, where: keyPath, equals: value, body) }
     }
 
     /// The objects whose indexed `keyPath` lies in `range`, in ascending order
@@ -30,12 +25,7 @@ extension ObjectStore {
     /// ```
     public func fetch<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, in range: ClosedRange<V.Bound>,
                                                           limit: Int? = nil, descending: Bool = false) throws -> [T] {
-        var result: [T] = []
-        try enumerate(type, where: keyPath, in: range, descending: descending) { object, stop in
-            result.append(object)
-            stop = result.count == limit
-        }
-        return result
+        try collect(limit) { body in try enumerate(type, where: keyPath, in: range, descending: descending, body) }
     }
 
     /// How many saved objects have `value` at `keyPath`, counted in the index without loading them.
@@ -64,12 +54,13 @@ extension ObjectStore {
         let (entry, declared) = try declaredIndex(type, keyPath, kind: .references)
         guard target.rowID != 0 else { return [] }   // never inserted: no saved list holds it
         let prefix = [declared.number] + IndexKeys.rowBytes(target.rowID)
-        var result: [T] = []
-        try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object in
-            result.append(unsafeDowncast(object, to: T.self))
-            return result.count != limit
+        return try collect(limit) { body in
+            var stop = false
+            try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object in
+                try body(unsafeDowncast(object, to: T.self), &stop)
+                return !stop
+            }
         }
-        return result
     }
 
     /// Calls `body` with each object whose indexed `keyPath` equals `value`, by row
@@ -92,19 +83,39 @@ extension ObjectStore {
     /// ```
     public func enumerate<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, in range: ClosedRange<V.Bound>,
                                                               descending: Bool = false, _ body: (T, inout Bool) throws -> Void) throws {
+        try enumerate(type, keyPath, from: range.lowerBound, to: range.upperBound, including: true, descending: descending, body)
+    }
+
+    /// Scans the objects whose `keyPath` is at least `lower` (`nil`: no bound) and
+    /// at most, or below (`including`), `upper` (`nil`: no bound).
+    func enumerate<T: StoredObject, V: IndexableValue>(_ type: T.Type, _ keyPath: KeyPath<T, V>, from lower: V.Bound?, to upper: V.Bound?,
+                                                       including: Bool, descending: Bool, _ body: (T, inout Bool) throws -> Void) throws {
         let (entry, declared) = try declaredIndex(type, keyPath, kind: .value)
-        var lower: [UInt8] = [declared.number], upper: [UInt8] = [declared.number]
+        var lowerKey: [UInt8] = [declared.number], upperKey: [UInt8] = [declared.number]
         do {
-            try V.boundBytes(range.lowerBound, into: &lower)
-            try V.boundBytes(range.upperBound, into: &upper)
+            if let lower { try V.boundBytes(lower, into: &lowerKey) }
+            if let upper { try V.boundBytes(upper, into: &upperKey) }
         } catch {
             throw CabinetError.unindexableValue(entry.location(), index: declared.name, reason: error.description)
         }
+        // Below the next value's bytes includes `upper` (every row of it); below its own excludes it.
+        let end = upper == nil || including ? IndexKeys.keyAfterPrefix(upperKey) : upperKey
         var stop = false
-        try objects(entry, (lower, IndexKeys.keyAfterPrefix(upper)), descending: descending) { object in
+        try objects(entry, (lowerKey, end), descending: descending) { object in
             try body(unsafeDowncast(object, to: T.self), &stop)
             return !stop
         }
+    }
+
+    /// Up to `limit` objects (all, when `nil`) that `scan` hands its body, which stops it at the limit.
+    func collect<T>(_ limit: Int?, _ scan: ((T, inout Bool) throws -> Void) throws -> Void) throws -> [T] {
+        if let limit, limit <= 0 { return [] }
+        var result: [T] = []
+        try scan { object, stop in
+            result.append(object)
+            stop = result.count == limit
+        }
+        return result
     }
 
     // MARK: Scanning an index

@@ -38,13 +38,13 @@ extension ObjectStore {
         return try readingCommittedState {
             var result: [T] = []
             for row in try FullTextSearch(store: self, entry: entry, number: declared.number).rows(matching: terms) {
+                if let limit, result.count >= limit { break }
                 guard let object = try loadedObject(entry, rowID: row) else {
                     if entry.live.object(at: row)?.changeState == .deleted { continue }
                     throw CabinetError.malformedRecord(entry.location(row: row),
                                                        reason: "the full-text index names this row, which holds no object; `cabinet reindex` rebuilds the index")
                 }
                 result.append(unsafeDowncast(object, to: T.self))
-                if result.count == limit { break }
             }
             return result
         }
