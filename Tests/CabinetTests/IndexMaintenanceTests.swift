@@ -70,7 +70,7 @@ import Testing
         }
         #expect(try StoreVerifier.verify(store.backend).isEmpty, "consistent within the file: only the objects tell")
         let problems = try store.verifyIndexes()
-        #expect(problems.contains { $0.location.rowID == row && $0.reason.contains("saved values") })
+        #expect(problems.contains { $0.location.rowID == row && $0.reason.contains("saved record") })
         try store.reindex()
         #expect(try store.verifyIndexes().isEmpty)
     }

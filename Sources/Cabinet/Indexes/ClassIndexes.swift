@@ -34,6 +34,11 @@ final class ClassIndexes {
         location = table.path
     }
 
+    /// The catalog a build of these indexes writes.
+    func catalog(classVersion: UInt8) -> IndexCatalog {
+        IndexCatalog(declared.map { ($0.name, $0.index.kind) }, classVersion: classVersion)
+    }
+
     /// The declared index of `kind` on `keyPath`, if the class has one.
     func index(on keyPath: AnyKeyPath, kind: StoredIndex.Kind) -> Declared? {
         declared.first { $0.index.keyPath == keyPath && $0.index.kind == kind }

@@ -32,15 +32,20 @@ enum FullTextIndexing {
         return bytes
     }
 
-    /// The positions in an entry's value; `nil` for bytes no encoding makes (a damaged entry).
+    /// No text has more words than this: a position past it is damage.
+    static let largestPosition = Int(Int32.max)
+
+    /// The positions in an entry's value; `nil` for bytes no encoding makes (a
+    /// damaged entry: a varint too long or cut short, a position past ``largestPosition``).
     static func decode(_ bytes: UnsafeRawBufferPointer) -> [Int]? {
         var positions: [Int] = []
         var value = 0, shift = 0, last = 0
         for byte in bytes {
-            guard shift < 56 else { return nil }
+            guard shift < 35 else { return nil }
             value |= Int(byte & 0x7F) << shift
             if byte & 0x80 == 0 {
                 last += value
+                guard last <= largestPosition else { return nil }
                 positions.append(last)
                 value = 0
                 shift = 0

@@ -45,10 +45,12 @@ enum FullTextTokenizer {
         return tokens
     }
 
-    /// `text` without case or diacritics; ASCII (most text) without Foundation's help.
+    /// `text` without case or diacritics, a typographic apostrophe (’) as a
+    /// plain one; ASCII (most text) without Foundation's help.
     static func fold(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
-        return text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        return text.replacingOccurrences(of: "\u{2019}", with: "'")
+            .folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
     }
 
     /// Calls `body` with each run of word characters (and whether it is CJK) in folded `text`.
@@ -87,9 +89,9 @@ enum FullTextTokenizer {
         }
     }
 
-    /// An apostrophe with a word character on each side (`don't`, `l’été`).
+    /// An apostrophe with a word character on each side (`don't`, `l'été`; `’` is folded to `'`).
     private static func isInnerApostrophe(_ scalars: [Unicode.Scalar], _ offset: Int) -> Bool {
-        guard scalars[offset] == "'" || scalars[offset] == "\u{2019}", offset > 0, offset + 1 < scalars.count else { return false }
+        guard scalars[offset] == "'", offset > 0, offset + 1 < scalars.count else { return false }
         return isWordScalar(scalars[offset - 1]) && isWordScalar(scalars[offset + 1])
     }
 

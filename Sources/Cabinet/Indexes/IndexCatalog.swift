@@ -6,24 +6,25 @@
 /// other values) is built again (a build the process died in included).
 ///
 /// Layout: format (UInt8, 1), class version (UInt8), count (UInt8), then per
-/// index its number (UInt8) and name (UInt32 length, UTF-8), then the store's
-/// record trailer.
+/// index its number (UInt8), kind (UInt8: 0 value, 1 full text, 2 references)
+/// and name (UInt32 length, UTF-8), then the store's record trailer.
 struct IndexCatalog: Equatable {
     static let format: UInt8 = 1
     var classVersion: UInt8
-    var indexes: [(name: String, number: UInt8)]
+    var indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]
 
     static func == (a: IndexCatalog, b: IndexCatalog) -> Bool {
-        a.classVersion == b.classVersion && a.indexes.map(\.name) == b.indexes.map(\.name) && a.indexes.map(\.number) == b.indexes.map(\.number)
+        a.classVersion == b.classVersion && a.indexes.map(\.name) == b.indexes.map(\.name)
+            && a.indexes.map(\.number) == b.indexes.map(\.number) && a.indexes.map(\.kind) == b.indexes.map(\.kind)
     }
 
     /// Numbers from 2 up, in the order the class declares its indexes (at most 253).
-    init(names: [String], classVersion: UInt8) {
+    init(_ declared: [(name: String, kind: StoredIndex.Kind)], classVersion: UInt8) {
         self.classVersion = classVersion
-        indexes = names.enumerated().map { ($1, IndexKeys.firstIndexNumber + UInt8($0)) }
+        indexes = declared.enumerated().map { ($1.name, IndexKeys.firstIndexNumber + UInt8($0), $1.kind) }
     }
 
-    private init(classVersion: UInt8, indexes: [(name: String, number: UInt8)]) {
+    private init(classVersion: UInt8, indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]) {
         self.classVersion = classVersion
         self.indexes = indexes
     }
@@ -35,6 +36,7 @@ struct IndexCatalog: Equatable {
         buffer.writeUInt8(UInt8(indexes.count))
         for index in indexes {
             buffer.writeUInt8(index.number)
+            buffer.writeUInt8(index.kind.code)
             buffer.writeString(index.name)
         }
         buffer.appendTrailer(for: format)
@@ -51,14 +53,36 @@ struct IndexCatalog: Equatable {
                 guard try buffer.readUInt8() == IndexCatalog.format else { throw buffer.malformed("an index catalog of an unknown format") }
                 let classVersion = try buffer.readUInt8()
                 let count = Int(try buffer.readUInt8())
-                var indexes: [(name: String, number: UInt8)] = []
+                var indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)] = []
                 for _ in 0..<count {
                     let number = try buffer.readUInt8()
                     guard number >= IndexKeys.firstIndexNumber else { throw buffer.malformed("an index numbered \(number)") }
-                    indexes.append((try buffer.readString(), number))
+                    let code = try buffer.readUInt8()
+                    guard let kind = StoredIndex.Kind(code: code) else { throw buffer.malformed("an index of unknown kind \(code)") }
+                    indexes.append((try buffer.readString(), number, kind))
                 }
                 return IndexCatalog(classVersion: classVersion, indexes: indexes)
             }
+        }
+    }
+}
+
+extension StoredIndex.Kind {
+    /// Its byte in an index catalog.
+    var code: UInt8 {
+        switch self {
+        case .value: 0
+        case .fullText: 1
+        case .references: 2
+        }
+    }
+
+    init?(code: UInt8) {
+        switch code {
+        case 0: self = .value
+        case 1: self = .fullText
+        case 2: self = .references
+        default: return nil
         }
     }
 }

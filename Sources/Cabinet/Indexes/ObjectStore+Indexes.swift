@@ -21,6 +21,11 @@ extension ObjectStore {
             if !readOnly, try backend.hasTable(named: name) { try changingTables { try backend.removeTable(named: name) } }
             return
         }
+        let probe = entry.type.init()
+        if let foreign = declared.first(where: { !$0.accepts(probe) }) {
+            throw CabinetError.classConflict(className: String(describing: entry.type),
+                                             reason: "its indexes name \(foreign.keyPath), a property of another class; index only its own properties")
+        }
         let names = declared.enumerated().map { $1.name(at: $0) }
         guard Set(names).count == names.count, names.count <= Int(UInt8.max - IndexKeys.firstIndexNumber) else {
             throw CabinetError.classConflict(className: String(describing: entry.type),
@@ -39,7 +44,7 @@ extension ObjectStore {
             throw CabinetError.malformedRecord(error.location ?? RecordLocation(file: backend.location(ofTable: name), className: entry.name),
                                                reason: "the index file of \(entry.name) is damaged (\(error)); nothing is lost, the records are whole: `cabinet reindex \(path) \(entry.name)` (or `store.dropIndexes(ofClass: \"\(entry.name)\")`) removes it, and the next open builds it again")
         }
-        let wanted = IndexCatalog(names: names, classVersion: entry.type.version)
+        let wanted = IndexCatalog(zip(names, declared.map(\.kind)).map { ($0, $1) }, classVersion: entry.type.version)
         let indexes = ClassIndexes(tableName: name, table: table, declared: zip(declared, wanted.indexes).map {
             ClassIndexes.Declared(index: $0, name: $1.name, number: $1.number)
         }, format: recordFormat)
@@ -78,9 +83,8 @@ extension ObjectStore {
             let sink: ClassIndexes.Sink = { key, value in
                 try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
             }
-            try scanSaved(entry) { object in
-                let entries = try indexes.entries(of: object, location: entry.location(row: object.rowID))
-                try indexes.write(row: object.rowID, entries: entries, isNew: true, view: table, sink: sink)
+            try forEachRecord(of: entry, indexes) { row, entries in
+                try indexes.write(row: row, entries: entries, isNew: true, view: table, sink: sink)
                 batch += 1
                 done += 1
                 if batch == ObjectStore.indexBuildBatch {
@@ -106,12 +110,44 @@ extension ObjectStore {
         }
     }
 
-    /// Calls `body` with each saved object of `entry`'s class, loaded from its record.
-    private func scanSaved(_ entry: ClassEntry, _ body: (StoredObject) throws -> Void) throws {
-        try scan(entry.type, reserve: { _ in }) { object in
-            if object.changeState == .clean { try body(object) }
+    /// Calls `body` with each saved row of `entry`'s class and the index entries
+    /// its record makes (``indexEntries(ofRecord:row:entry:indexes:)``), in the
+    /// file's order, whatever the live objects hold. A record that does not decode
+    /// is left out and logged: one damaged record does not keep a class from its
+    /// indexes (`cabinet verify` names it).
+    func forEachRecord(of entry: ClassEntry, _ indexes: ClassIndexes, _ body: (UInt32, RowEntries) throws -> Void) throws {
+        var skipped = 0
+        try entry.table.forEach { key, value in
+            guard key.count == 4 else { return true }
+            let row = UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))
+            guard row >= ClassMetadata.firstObjectRowID else { return true }
+            let entries: RowEntries
+            do {
+                entries = try indexEntries(ofRecord: value, row: row, entry: entry, indexes: indexes)
+            } catch let error as CabinetError where error.code != .unindexableValue {
+                skipped += 1
+                if skipped <= 10 { log(error, level: .error) }
+                return true
+            }
+            try body(row, entries)
             return true
         }
+        if skipped > 0 {
+            logger.error("Cabinet: \(skipped) records of \(entry.name) could not be read and are not in its indexes",
+                         metadata: ["cabinet.path": "\(path)", "cabinet.class": "\(entry.name)"])
+        }
+    }
+
+    /// The index entries a record makes: decoded into a scratch object of the
+    /// class (never the live one), so an index holds what the record reads back
+    /// as, whatever `write(to:)` and `read(from:)` lose between them (a `Date` at
+    /// 2001-01-01 00:00:00 UTC is written as "no date" and reads back `nil`).
+    func indexEntries(ofRecord bytes: UnsafeRawBufferPointer, row: UInt32, entry: ClassEntry, indexes: ClassIndexes) throws -> RowEntries {
+        let scratch = entry.type.init()
+        scratch.rowID = row
+        var buffer = DataBuffer(bytes: bytes)
+        try decode(&buffer, into: scratch, entry: entry)
+        return try indexes.entries(of: scratch, location: entry.location(row: row))
     }
 
     /// Empties `table` (a new empty file for Tokyo Cabinet): a build starts from nothing.
@@ -128,7 +164,7 @@ extension ObjectStore {
         for entry in entriesByName.values.sorted(by: { $0.name < $1.name }) {
             guard let indexes = entry.indexes, indexes.table.isDamaged else { continue }
             do {
-                try changingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name), classVersion: entry.type.version)) }
+                try changingTables { try build(indexes, of: entry, catalog: indexes.catalog(classVersion: entry.type.version)) }
             } catch {
                 logger.error("Cabinet: the index file of \(entry.name) was damaged by a failed write and could not be rebuilt yet: \(error)",
                              metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(indexes.table.path)"])

@@ -36,8 +36,9 @@ extension ObjectStore {
     public func count<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, equals value: V) throws -> Int {
         let (entry, bounds) = try valueBounds(type, keyPath, equals: value)
         var count = 0
-        try scanIndex(entry, bounds, descending: false) { _ in
-            count += 1
+        try scanIndex(entry, bounds, descending: false) { row in
+            // What is saved, less what was deleted since (as a fetch leaves it out).
+            if entry.live.object(at: row)?.changeState != .deleted { count += 1 }
             return true
         }
         return count

@@ -6,7 +6,7 @@ extension ObjectStore {
     /// ```swift
     /// try store.reindex(Song.self)
     /// ```
-    /// Throws ``CabinetError/Code-swift.struct/unsavedChanges`` if a class has unsaved changes (save first).
+    /// Unsaved changes do not count: the indexes are built from the saved records.
     public func reindex(_ types: StoredObject.Type...) throws {
         useDetector.enterAlone("reindex(_:)")
         defer { useDetector.leave() }
@@ -14,8 +14,7 @@ extension ObjectStore {
         let entries = try types.isEmpty ? entriesByName.values.sorted { $0.name < $1.name } : types.map(requireEntry(for:))
         for entry in entries {
             guard let indexes = entry.indexes else { continue }
-            if entry.hasChanges { throw CabinetError.unsavedChanges(className: entry.name) }
-            try writingTables { try build(indexes, of: entry, catalog: IndexCatalog(names: indexes.declared.map(\.name), classVersion: entry.type.version)) }
+            try writingTables { try build(indexes, of: entry, catalog: indexes.catalog(classVersion: entry.type.version)) }
         }
     }
 
@@ -26,7 +25,7 @@ extension ObjectStore {
     /// ```swift
     /// if !(try store.verifyIndexes()).isEmpty { try store.reindex() }
     /// ```
-    /// Objects with unsaved changes are checked against their saved records' entries only.
+    /// Each object is checked by its saved record, whatever it holds in memory.
     public func verifyIndexes() throws -> [StorageProblem] {
         try checkOpen()
         var problems: [StorageProblem] = []
@@ -35,16 +34,15 @@ extension ObjectStore {
             problems += try readingCommittedState {
                 try IndexVerifier.check(indexes.table, classTable: entry.table, className: entry.name, format: recordFormat)
             }
-            try scan(entry.type, reserve: { _ in }) { object in
-                guard object.changeState == .clean else { return true }
-                let made = try indexes.entries(of: object, location: entry.location(row: object.rowID))
-                let recorded = try readingCommittedState { try indexes.recorded(row: object.rowID, in: indexes.table) }
-                if recorded ?? RowEntries(entries: []) != made {
-                    problems.append(StorageProblem(location: entry.location(row: object.rowID),
-                                                   reason: "its index entries are not the ones its saved values make; `store.reindex()` rebuilds them",
-                                                   kind: IndexVerifier.staleKind))
+            try readingCommittedState {
+                try forEachRecord(of: entry, indexes) { row, made in
+                    let recorded = try indexes.recorded(row: row, in: indexes.table)
+                    if recorded ?? RowEntries(entries: []) != made {
+                        problems.append(StorageProblem(location: entry.location(row: row),
+                                                       reason: "its index entries are not the ones its saved record makes; `store.reindex()` rebuilds them",
+                                                       kind: IndexVerifier.staleKind))
+                    }
                 }
-                return true
             }
         }
         return problems

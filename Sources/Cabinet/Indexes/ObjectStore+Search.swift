@@ -29,6 +29,12 @@ extension ObjectStore {
         try search(try requireEntry(for: type), keyPath, query, limit: limit)
     }
 
+    /// ``search(_:matching:limit:)`` in the full-text index of an optional string's `keyPath`.
+    public func search<T: StoredObject>(_ type: T.Type, in keyPath: KeyPath<T, String?>, matching query: String,
+                                        limit: Int? = nil) throws -> [T] {
+        try search(try requireEntry(for: type), keyPath, query, limit: limit)
+    }
+
     private func search<T: StoredObject>(_ entry: ClassEntry, _ keyPath: AnyKeyPath, _ query: String, limit: Int?) throws -> [T] {
         useDetector.enter("search(_:matching:)")
         defer { useDetector.leave() }

@@ -36,13 +36,31 @@ public struct StoredIndex: @unchecked Sendable {
     let valueType: String
     /// The entries of one object: each a key's bytes after the index's number, before the row ID, and a value.
     let entries: (StoredObject) throws(IndexValueError) -> [IndexEntry]
+    /// Whether an object is of the class whose key path this is (checked at register:
+    /// a key path of another class in a class's list is refused there).
+    let accepts: (StoredObject) -> Bool
+
+    private init<Object: StoredObject>(kind: Kind, keyPath: AnyKeyPath, of: Object.Type, explicitName: String?, valueType: String,
+                                       entries: @escaping (Object) throws(IndexValueError) -> [IndexEntry]) {
+        self.kind = kind
+        self.keyPath = keyPath
+        self.explicitName = explicitName
+        self.valueType = valueType
+        self.accepts = { $0 is Object }
+        self.entries = { object throws(IndexValueError) in
+            guard let object = object as? Object else {
+                throw IndexValueError(description: "is declared on \(Object.self), not on \(type(of: object))")
+            }
+            return try entries(object)
+        }
+    }
 
     /// An index of a property's values: equality, ranges, counts, in value order.
     public static func value<Object: StoredObject, Value: IndexableValue>(_ keyPath: KeyPath<Object, Value>,
                                                                           named name: String? = nil) -> StoredIndex {
-        StoredIndex(kind: .value, keyPath: keyPath, explicitName: name, valueType: String(describing: Value.self)) { object throws(IndexValueError) in
+        StoredIndex(kind: .value, keyPath: keyPath, of: Object.self, explicitName: name, valueType: String(describing: Value.self)) { object throws(IndexValueError) in
             var bytes: [UInt8] = []
-            try unsafeDowncast(object, to: Object.self)[keyPath: keyPath].indexBytes(into: &bytes)
+            try object[keyPath: keyPath].indexBytes(into: &bytes)
             return [IndexEntry(key: bytes)]
         }
     }
@@ -51,15 +69,15 @@ public struct StoredIndex: @unchecked Sendable {
     /// diacritics), for ``ObjectStore/search(_:matching:limit:)``. See
     /// ``ObjectStore/search(_:matching:limit:)`` for what a query can ask.
     public static func fullText<Object: StoredObject>(_ keyPath: KeyPath<Object, String>, named name: String? = nil) -> StoredIndex {
-        StoredIndex(kind: .fullText, keyPath: keyPath, explicitName: name, valueType: "String") { object in
-            FullTextIndexing.entries(of: unsafeDowncast(object, to: Object.self)[keyPath: keyPath])
+        StoredIndex(kind: .fullText, keyPath: keyPath, of: Object.self, explicitName: name, valueType: "String") { object in
+            FullTextIndexing.entries(of: object[keyPath: keyPath])
         }
     }
 
     /// A full-text index of an optional string property (`nil` has no words).
     public static func fullText<Object: StoredObject>(_ keyPath: KeyPath<Object, String?>, named name: String? = nil) -> StoredIndex {
-        StoredIndex(kind: .fullText, keyPath: keyPath, explicitName: name, valueType: "String") { object in
-            FullTextIndexing.entries(of: unsafeDowncast(object, to: Object.self)[keyPath: keyPath] ?? "")
+        StoredIndex(kind: .fullText, keyPath: keyPath, of: Object.self, explicitName: name, valueType: "String") { object in
+            FullTextIndexing.entries(of: object[keyPath: keyPath] ?? "")
         }
     }
 
@@ -67,9 +85,9 @@ public struct StoredIndex: @unchecked Sendable {
     /// objects whose list contains a given one (``ObjectStore/fetch(_:where:contains:limit:)``).
     public static func references<Object: StoredObject, Target: StoredObject>(_ keyPath: KeyPath<Object, [Target]>,
                                                                              named name: String? = nil) -> StoredIndex {
-        StoredIndex(kind: .references, keyPath: keyPath, explicitName: name, valueType: String(describing: Target.self)) { object in
+        StoredIndex(kind: .references, keyPath: keyPath, of: Object.self, explicitName: name, valueType: String(describing: Target.self)) { object in
             var seen = Set<UInt32>()
-            return unsafeDowncast(object, to: Object.self)[keyPath: keyPath].compactMap { target in
+            return object[keyPath: keyPath].compactMap { target in
                 // Each row once: the index says whether the list holds it, not how often.
                 guard target.rowID != 0, seen.insert(target.rowID).inserted else { return nil }
                 return IndexEntry(key: IndexKeys.rowBytes(target.rowID))

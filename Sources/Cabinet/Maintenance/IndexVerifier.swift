@@ -51,6 +51,7 @@ enum IndexVerifier {
         // A file without a catalog is being built (or waits to be): the next open builds it.
         guard let catalog else { return table.recordCount > 0 ? [problem(file, className, "an index file without a catalog (a build that did not finish)")] : [] }
         let numbers = Set(catalog.indexes.map(\.number))
+        let fullText = Set(catalog.indexes.filter { $0.kind == .fullText }.map(\.number))
         guard classTable != nil else { return [problem(file, className, "an index file whose class file is missing")] }
         // Each row record: its row is an object, its entries are in the index.
         var listed = 0
@@ -85,6 +86,8 @@ enum IndexVerifier {
                             problems.append(problem(file, className, row: row, "an entry its row record lists is missing from index \(entry.index)"))
                         } else if stored != entry.entry.value {
                             problems.append(problem(file, className, row: row, "an entry of index \(entry.index) holds other positions than its row record"))
+                        } else if fullText.contains(entry.index), entry.entry.value.withUnsafeBytes(FullTextIndexing.decode) == nil {
+                            problems.append(problem(file, className, row: row, "a full-text entry of index \(entry.index) whose word positions do not decode"))
                         }
                     }
                     return true

@@ -262,9 +262,13 @@ extension ObjectStore {
             try lists.write(collector.lists, classID: entry.metadata.classID, row: object.rowID, isNew: isNew,
                             owner: entry.location(row: object.rowID), to: listRecords)
         }
-        func writeIndexes(of object: StoredObject, isNew: Bool) throws {
+        func writeIndexes(of object: StoredObject, record: DataBuffer, isNew: Bool) throws {
             guard let indexes = entry.indexes else { return }
-            let entries = try indexes.entries(of: object, location: entry.location(row: object.rowID))
+            // From the record as it will read back (a scratch decode), so the index never
+            // disagrees with the file; a class that writes lists is indexed from the object,
+            // as its record names list nodes this save has not written yet.
+            let entries = entry.writesLists ? try indexes.entries(of: object, location: entry.location(row: object.rowID))
+                : try record.withUnsafeBytes { try indexEntries(ofRecord: $0, row: object.rowID, entry: entry, indexes: indexes) }
             try indexes.write(row: object.rowID, entries: entries, isNew: isNew, view: indexView(of: indexes), sink: indexRecords)
         }
         let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
@@ -279,7 +283,7 @@ extension ObjectStore {
             try encode(object, entry: entry, into: &buffer, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
             try writeLists(of: object, isNew: true)
-            try writeIndexes(of: object, isNew: true)
+            try writeIndexes(of: object, record: buffer, isNew: true)
         }
         for object in entry.updated where object.changeState == .updated {
             if object.contentLoadFailed {
@@ -288,7 +292,7 @@ extension ObjectStore {
             try encode(object, entry: entry, into: &buffer, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
             try writeLists(of: object, isNew: false)
-            try writeIndexes(of: object, isNew: false)
+            try writeIndexes(of: object, record: buffer, isNew: false)
         }
         for object in entry.deleted where object.changeState == .deleted {
             try sink(object.rowID, nil)
