@@ -28,14 +28,9 @@ extension GRDBRecordEngine {
             }
         }
 
-        struct PlaylistSong: Codable, FetchableRecord, PersistableRecord {
-            static let databaseTableName = "playlistSong"
-            var playlistId: Int64
-            var position: Int
-            var songId: Int64
-        }
-
-        /// Opens the database and creates the schema if it is new.
+        /// Opens the database and creates the schema if it is new: the songs with
+        /// their indexes, and the playlists as ``GRDBRecordEngine``'s (`Playlist`,
+        /// `PlaylistSong` records), the join table indexed on `songId` too.
         static func open(_ directory: String) throws -> DatabaseQueue {
             let queue = try DatabaseQueue(path: directory + "/grdb-indexed.sqlite")
             try queue.write { db in
@@ -138,7 +133,7 @@ extension GRDBRecordEngine {
                 var list = Playlist(id: nil, title: IndexedSpeedData.playlistTitle(p))
                 try list.insert(db)
                 for (position, song) in IndexedSpeedData.playlistSongs(p, size: sizes.playlistSize, songs: sizes.songs).enumerated() {
-                    try Indexed.PlaylistSong(playlistId: list.id ?? 0, position: position, songId: Indexed.id(song)).insert(db)
+                    try PlaylistSong(playlistId: list.id ?? 0, position: position, songId: Indexed.id(song)).insert(db)
                 }
             }
         }
