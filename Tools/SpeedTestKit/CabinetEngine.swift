@@ -44,7 +44,10 @@ public enum CabinetEngine: Engine {
         return store
     }
 
+    public static func supports(_ workload: Workload) -> Bool { true }
+
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
+        if workload.needsIndexes { return try runIndexed(workload, sizes: sizes, directory: directory) }
         let store = try open(directory)
         defer { store.close() }
         var outcome = Outcome()
@@ -108,6 +111,8 @@ public enum CabinetEngine: Engine {
             for song in try readBack.readReferences(to: Song.self) {
                 outcome.add(UInt64(song.rowID - 2))
             }
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+            throw SpeedTestError.unsupported(workload, by: name)   // runIndexed's
         }
         return outcome
     }

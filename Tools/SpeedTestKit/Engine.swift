@@ -9,6 +9,13 @@ public protocol Engine: Sendable {
     static func prepare(_ preparation: Preparation, sizes: Sizes, directory: String) throws
     /// Runs `workload` on the data in `directory`; this is what is timed.
     static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome
+
+    /// Whether the engine runs `workload` (issue 15's need indexes: Cabinet's and GRDB records').
+    static func supports(_ workload: Workload) -> Bool
+    /// Adds ``IndexedSpeedData``'s playlists to the songs of `indexed-insert` in `directory`.
+    static func insertIndexedPlaylists(sizes: Sizes, directory: String) throws
+    /// The bytes the indexes take on disk in `directory`, for engines that have them.
+    static func indexBytes(directory: String) throws -> Int?
 }
 
 extension Engine {
@@ -22,8 +29,19 @@ extension Engine {
             var bufferSizes = sizes
             bufferSizes.songs = sizes.bufferReferences
             _ = try run(.simpleInsert, sizes: bufferSizes, directory: directory)
+        case .indexedLibrary:
+            _ = try run(.indexedInsert, sizes: sizes, directory: directory)
+            try insertIndexedPlaylists(sizes: sizes, directory: directory)
         }
     }
+
+    public static func supports(_ workload: Workload) -> Bool { !workload.needsIndexes }
+
+    public static func insertIndexedPlaylists(sizes: Sizes, directory: String) throws {
+        throw SpeedTestError("\(name) has no indexed workloads")
+    }
+
+    public static func indexBytes(directory: String) throws -> Int? { nil }
 }
 
 /// Every engine, in report order.
@@ -39,4 +57,9 @@ public func engine(named name: String) -> (any Engine.Type)? {
 public struct SpeedTestError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+
+    /// `workload` asked of an engine that does not run it (see ``Engine/supports(_:)``).
+    static func unsupported(_ workload: Workload, by engine: String) -> SpeedTestError {
+        SpeedTestError("\(engine) does not run \(workload.rawValue)")
+    }
 }

@@ -70,7 +70,10 @@ public enum GRDBRecordEngine: Engine {
         return queue
     }
 
+    public static func supports(_ workload: Workload) -> Bool { true }
+
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
+        if workload.needsIndexes { return try runIndexed(workload, sizes: sizes, directory: directory) }
         let queue = try open(directory)
         var outcome = Outcome()
         switch workload {
@@ -142,6 +145,8 @@ public enum GRDBRecordEngine: Engine {
             }
             let firstID = items.first?.songId ?? 0
             for item in items { outcome.add(UInt64(item.songId - firstID)) }
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+            throw SpeedTestError.unsupported(workload, by: name)   // runIndexed's
         }
         return outcome
     }

@@ -107,6 +107,8 @@ public enum GRDBStatementEngine: Engine {
                 let firstID = ids.first ?? 0
                 for id in ids { outcome.add(UInt64(id - firstID)) }
             }
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+            throw SpeedTestError.unsupported(workload, by: name)
         }
         return outcome
     }

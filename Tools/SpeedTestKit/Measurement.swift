@@ -10,9 +10,11 @@ public struct Sample: Codable, Sendable {
     public var rssBytes: Int
     public var diskBytes: Int
     public var outcome: Outcome
+    /// The bytes of the indexes alone (`indexed-insert`: Cabinet's index file, SQLite's index and FTS5 pages).
+    public var indexBytes: Int?
 
     public init(workload: Workload, engine: String, size: Int, wallSeconds: Double, cpuSeconds: Double,
-                rssBytes: Int, diskBytes: Int, outcome: Outcome) {
+                rssBytes: Int, diskBytes: Int, outcome: Outcome, indexBytes: Int? = nil) {
         self.workload = workload
         self.engine = engine
         self.size = size
@@ -21,11 +23,13 @@ public struct Sample: Codable, Sendable {
         self.rssBytes = rssBytes
         self.diskBytes = diskBytes
         self.outcome = outcome
+        self.indexBytes = indexBytes
     }
 }
 
 /// Runs `workload` once in this process and measures it: wall and CPU time of
-/// the run, this process's peak resident set, and the bytes left on disk.
+/// the run, this process's peak resident set, and the bytes left on disk (and,
+/// after `indexed-insert`, those of the indexes, counted untimed).
 public func measure(_ engine: any Engine.Type, _ workload: Workload, sizes: Sizes, directory: String) throws -> Sample {
     let startWall = DispatchTime.now().uptimeNanoseconds
     let startCPU = processCPUSeconds()
@@ -33,7 +37,8 @@ public func measure(_ engine: any Engine.Type, _ workload: Workload, sizes: Size
     let wall = Double(DispatchTime.now().uptimeNanoseconds - startWall) / 1e9
     let cpu = processCPUSeconds() - startCPU
     return Sample(workload: workload, engine: engine.name, size: workload.size(sizes), wallSeconds: wall, cpuSeconds: cpu,
-                  rssBytes: peakResidentBytes(), diskBytes: directorySize(directory), outcome: outcome)
+                  rssBytes: peakResidentBytes(), diskBytes: directorySize(directory), outcome: outcome,
+                  indexBytes: workload == .indexedInsert ? try engine.indexBytes(directory: directory) : nil)
 }
 
 func processCPUSeconds() -> Double {

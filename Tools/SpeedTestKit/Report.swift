@@ -1,6 +1,8 @@
 import Foundation
 
-/// The results as a table for people: per workload, each engine's medians and its time relative to Cabinet.
+/// The results as a table for people: per workload, each engine's medians and
+/// its time relative to Cabinet. A query workload adds the time per query (the
+/// ratio is of that), `indexed-insert` the bytes of the indexes.
 public func tableReport(_ results: [Result]) -> String {
     var lines: [String] = []
     let workloads = Workload.allCases.filter { w in results.contains { $0.median.workload == w } }
@@ -8,19 +10,33 @@ public func tableReport(_ results: [Result]) -> String {
         let samples = results.filter { $0.median.workload == workload }
         let rows = samples.map(\.median)
         let cabinet = rows.first { $0.engine == CabinetEngine.name }
+        let timed = rows.contains { $0.outcome.queries != nil }
+        let indexed = rows.contains { $0.indexBytes != nil }
+        /// What the ratio compares: the time per query, or the whole run's.
+        func time(_ row: Sample) -> Double { row.outcome.queries?.millisecondsPerQuery ?? row.wallSeconds }
         lines.append("")
-        lines.append("\(workload.rawValue) (\(grouped(rows.first?.size ?? 0)) objects, median of \(samples.first?.samples ?? 0))")
+        lines.append("\(workload.rawValue) (\(header(workload, rows.first)), median of \(samples.first?.samples ?? 0))")
         lines.append(pad("engine", 16) + pad("wall s", 10, right: true) + pad("cpu s", 10, right: true)
-                     + pad("peak RSS", 12, right: true) + pad("disk", 12, right: true) + pad("time ÷ cabinet", 16, right: true))
+                     + pad("peak RSS", 12, right: true) + pad("disk", 12, right: true)
+                     + (indexed ? pad("indexes", 12, right: true) : "") + (timed ? pad("ms/query", 12, right: true) : "")
+                     + pad("time ÷ cabinet", 16, right: true))
         for row in rows {
-            let ratio = cabinet.map { $0.wallSeconds > 0 ? String(format: "%.2f", row.wallSeconds / $0.wallSeconds) : "-" } ?? "-"
+            let ratio = cabinet.map { time($0) > 0 ? String(format: "%.2f", time(row) / time($0)) : "-" } ?? "-"
             lines.append(pad(row.engine, 16) + pad(String(format: "%.3f", row.wallSeconds), 10, right: true)
                          + pad(String(format: "%.3f", row.cpuSeconds), 10, right: true)
                          + pad(megabytes(row.rssBytes), 12, right: true) + pad(megabytes(row.diskBytes), 12, right: true)
+                         + (indexed ? pad(row.indexBytes.map(megabytes) ?? "-", 12, right: true) : "")
+                         + (timed ? pad(row.outcome.queries.map { String(format: "%.4f", $0.millisecondsPerQuery) } ?? "-", 12, right: true) : "")
                          + pad(ratio, 16, right: true))
         }
     }
     return lines.joined(separator: "\n")
+}
+
+/// What a workload's size counts: objects, or queries and what each found.
+private func header(_ workload: Workload, _ row: Sample?) -> String {
+    guard let row, let timing = row.outcome.queries, timing.count > 0 else { return "\(grouped(row?.size ?? 0)) objects" }
+    return "\(grouped(timing.count)) queries, \(String(format: "%.1f", Double(row.outcome.objects) / Double(timing.count))) objects each"
 }
 
 /// The results for machines: one JSON array, one object per engine × workload.
@@ -28,10 +44,13 @@ public func jsonReport(_ results: [Result]) throws -> String {
     struct Row: Encodable {
         let workload: String, engine: String, size: Int
         let wall_s: Double, cpu_s: Double, rss_bytes: Int, disk_bytes: Int
+        // Only in the rows of query workloads and of indexed-insert (nil is left out).
+        let queries: Int?, ms_per_query: Double?, index_bytes: Int?
     }
     let rows = results.map(\.median).map {
         Row(workload: $0.workload.rawValue, engine: $0.engine, size: $0.size, wall_s: $0.wallSeconds, cpu_s: $0.cpuSeconds,
-            rss_bytes: $0.rssBytes, disk_bytes: $0.diskBytes)
+            rss_bytes: $0.rssBytes, disk_bytes: $0.diskBytes, queries: $0.outcome.queries?.count,
+            ms_per_query: $0.outcome.queries?.millisecondsPerQuery, index_bytes: $0.indexBytes)
     }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

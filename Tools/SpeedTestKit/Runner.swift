@@ -19,7 +19,7 @@ public struct Plan: Sendable {
 }
 
 /// Several runs of one engine on one workload, summed up: the median wall time,
-/// CPU time and peak RSS, with the disk size and outcome of the last run.
+/// CPU time, peak RSS and query time, with the disk size and outcome of the last run.
 public struct Result: Sendable {
     public var median: Sample
     public var samples: Int
@@ -31,21 +31,25 @@ public struct Result: Sendable {
 }
 
 /// Runs every engine × workload of `plan` in child processes, each in a fresh
-/// directory, interleaving engines (A B C A B C) so drift hits all alike.
+/// directory, interleaving engines (A B C A B C) so drift hits all alike. An
+/// engine that does not run a workload (``Engine/supports(_:)``) is left out of it.
 public func runPlan(_ plan: Plan, progress: (String) -> Void) throws -> [Result] {
     var results: [Result] = []
-    let total = plan.workloads.count * plan.repetitions * plan.engines.count
+    func engines(for workload: Workload) -> [String] {
+        plan.engines.filter { engine(named: $0)?.supports(workload) ?? true }
+    }
+    let total = plan.workloads.reduce(0) { $0 + plan.repetitions * engines(for: $1).count }
     var done = 0
     for workload in plan.workloads {
         var samples: [String: [Sample]] = [:]
         for repetition in 1...plan.repetitions {
-            for engine in plan.engines {
+            for engine in engines(for: workload) {
                 done += 1
                 progress("[\(done)/\(total)] \(workload.rawValue) × \(engine), run \(repetition) of \(plan.repetitions)")
                 samples[engine, default: []].append(try runChild(engine, workload, plan))
             }
         }
-        for engine in plan.engines {
+        for engine in engines(for: workload) {
             let runs = samples[engine] ?? []
             guard let last = runs.last else { continue }
             guard runs.allSatisfy({ $0.outcome == last.outcome }) else {
@@ -55,6 +59,9 @@ public func runPlan(_ plan: Plan, progress: (String) -> Void) throws -> [Result]
             summary.wallSeconds = median(runs.map(\.wallSeconds))
             summary.cpuSeconds = median(runs.map(\.cpuSeconds))
             summary.rssBytes = Int(median(runs.map { Double($0.rssBytes) }))
+            if let timing = last.outcome.queries {
+                summary.outcome.queries = QueryTiming(count: timing.count, seconds: median(runs.map { $0.outcome.queries?.seconds ?? 0 }))
+            }
             results.append(Result(median: summary, samples: runs.count))
         }
     }
@@ -88,7 +95,8 @@ func runChild(_ engine: String, _ workload: Workload, _ plan: Plan) throws -> Sa
 /// The command-line options that give a child `sizes`.
 public func sizeArguments(_ sizes: Sizes) -> [String] {
     ["--songs", "\(sizes.songs)", "--complex-songs", "\(sizes.complexSongs)", "--playlists", "\(sizes.playlists)",
-     "--playlist-size", "\(sizes.playlistSize)", "--buffer-references", "\(sizes.bufferReferences)"]
+     "--playlist-size", "\(sizes.playlistSize)", "--buffer-references", "\(sizes.bufferReferences)",
+     "--indexed-playlists", "\(sizes.indexedPlaylists)", "--queries", "\(sizes.queries)"]
 }
 
 /// Runs a child to completion; its standard output, or an error with its output if it failed.

@@ -1,6 +1,8 @@
 import Foundation
 
-/// BNRPersistence's speed tests, as workloads every engine runs.
+/// BNRPersistence's speed tests, as workloads every engine runs, and the queries
+/// of issue 15 (indexes, full-text search), which Cabinet and GRDB records run
+/// (``Engine/supports(_:)``) on the data of ``IndexedSpeedData``.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     /// Create `songs` songs (title "Test Song", seconds = i), insert, save.
     case simpleInsert = "simple-insert"
@@ -16,6 +18,17 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case complexFetch = "complex-fetch"
     /// Store a named buffer of `bufferReferences` song references, save, and read it back.
     case namedBuffer = "named-buffer"
+    /// `songs` songs with artist, seconds, added and title, saved with an index on
+    /// each of the first three and a full-text index on the title.
+    case indexedInsert = "indexed-insert"
+    /// `queries` queries for the ~10 songs of one artist.
+    case indexedEqual = "indexed-equal"
+    /// `queries` queries for the ~1,000 songs whose seconds lie in a range.
+    case indexedRange = "indexed-range"
+    /// `queries` two-word full-text searches, ~1,000 songs each.
+    case fulltext
+    /// `queries` queries for the playlists (of `indexedPlaylists`) that hold one song.
+    case inverse
 
     /// The data a workload needs before it is timed, made in a process of its own.
     public var preparation: Preparation {
@@ -24,8 +37,16 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .simpleFetch, .simpleEnumerate: return .simpleSongs
         case .simpleUpdate, .complexFetch: return .complexStore
         case .namedBuffer: return .bufferSongs
+        case .indexedInsert: return .none
+        case .indexedEqual, .indexedRange, .fulltext, .inverse: return .indexedLibrary
         }
     }
+
+    /// Whether the workload times queries one by one (its report gives the time per query).
+    public var isQuery: Bool { preparation == .indexedLibrary }
+
+    /// Whether the workload is one of issue 15's, which need indexes.
+    public var needsIndexes: Bool { self == .indexedInsert || isQuery }
 
     /// How many objects the workload handles, for the report.
     public func size(_ sizes: Sizes) -> Int {
@@ -35,6 +56,8 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .complexInsert: return sizes.complexSongs + sizes.playlists
         case .complexFetch: return sizes.playlists
         case .namedBuffer: return sizes.bufferReferences
+        case .indexedInsert: return sizes.songs
+        case .indexedEqual, .indexedRange, .fulltext, .inverse: return sizes.queries
         }
     }
 }
@@ -42,6 +65,8 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
 /// Untimed set-up of a workload's data.
 public enum Preparation: Sendable {
     case none, simpleSongs, complexStore, bufferSongs
+    /// `indexed-insert`'s songs and `indexedPlaylists` playlists of them (``IndexedSpeedData``).
+    case indexedLibrary
 }
 
 /// Whether the Tokyo Cabinet engines make every commit durable against power
@@ -59,6 +84,10 @@ public struct Sizes: Codable, Sendable, Equatable {
     public var playlists = 1_000
     public var playlistSize = 100
     public var bufferReferences = 100_000
+    /// Playlists of `playlistSize` songs in the indexed library (`inverse`).
+    public var indexedPlaylists = 10_000
+    /// Queries each query workload times; not scaled: a quick run's queries find as much.
+    public var queries = 1_000
 
     public init() {}
 
@@ -69,6 +98,7 @@ public struct Sizes: Codable, Sendable, Equatable {
         result.complexSongs = max(1, complexSongs / divisor)
         result.playlists = max(1, playlists / divisor)
         result.bufferReferences = max(1, bufferReferences / divisor)
+        result.indexedPlaylists = max(1, indexedPlaylists / divisor)
         return result
     }
 
@@ -79,14 +109,21 @@ public struct Sizes: Codable, Sendable, Equatable {
 }
 
 /// What a workload produced, so engines can be checked against each other:
-/// the number of objects handled and an order-independent checksum of what was read.
+/// the number of objects handled and an order-independent checksum of what was
+/// read. A query workload also says how long its queries took (``QueryTiming``),
+/// which is no part of equality: two runs agree when they read the same.
 public struct Outcome: Codable, Sendable, Equatable {
     public var objects: Int
     public var checksum: UInt64
+    public var queries: QueryTiming?
 
     public init(objects: Int = 0, checksum: UInt64 = 0) {
         self.objects = objects
         self.checksum = checksum
+    }
+
+    public static func == (a: Outcome, b: Outcome) -> Bool {
+        a.objects == b.objects && a.checksum == b.checksum
     }
 
     /// Adds one object, folding `value` into the checksum by addition (so order does not matter).

@@ -16,11 +16,13 @@ struct SpeedTest: ParsableCommand {
 
 /// Workload sizes, shared by the parent and its children.
 struct SizeOptions: ParsableArguments {
-    @Option(help: "Songs in simple-insert and simple-fetch.") var songs: Int?
+    @Option(help: "Songs in simple-insert, simple-fetch and the indexed library (indexed-*, fulltext, inverse).") var songs: Int?
     @Option(help: "Songs in the complex store (complex-*, simple-update).") var complexSongs: Int?
     @Option(help: "Playlists in the complex store.") var playlists: Int?
     @Option(help: "Songs per playlist.") var playlistSize: Int?
     @Option(help: "References in the named buffer.") var bufferReferences: Int?
+    @Option(help: "Playlists of the indexed library (inverse), of playlist-size songs each.") var indexedPlaylists: Int?
+    @Option(help: "Queries each query workload times (indexed-equal, indexed-range, fulltext, inverse).") var queries: Int?
 
     func sizes(base: Sizes) -> Sizes {
         var sizes = base
@@ -29,11 +31,13 @@ struct SizeOptions: ParsableArguments {
         if let playlists { sizes.playlists = playlists }
         if let playlistSize { sizes.playlistSize = playlistSize }
         if let bufferReferences { sizes.bufferReferences = bufferReferences }
+        if let indexedPlaylists { sizes.indexedPlaylists = indexedPlaylists }
+        if let queries { sizes.queries = queries }
         return sizes
     }
 
     func validate() throws {
-        for value in [songs, complexSongs, playlists, playlistSize, bufferReferences].compactMap({ $0 }) where value < 1 {
+        for value in [songs, complexSongs, playlists, playlistSize, bufferReferences, indexedPlaylists, queries].compactMap({ $0 }) where value < 1 {
             throw ValidationError("sizes must be at least 1")
         }
     }
