@@ -160,7 +160,8 @@ extension ObjectStore {
     /// whole (no journal waits). A rebuild that fails too is tried again after
     /// the next save; it is logged.
     func rebuildDamagedIndexes() {
-        guard !journalAwaitsReplay else { return }
+        // Every save asks: the common answer costs one pass and no allocation.
+        guard !journalAwaitsReplay, entriesByName.values.contains(where: { $0.indexes?.table.isDamaged == true }) else { return }
         for entry in entriesByName.values.sorted(by: { $0.name < $1.name }) {
             guard let indexes = entry.indexes, indexes.table.isDamaged else { continue }
             do {

@@ -81,7 +81,7 @@ final class WriteGroup: @unchecked Sendable {
             failure = error
         }
         staging.discardStaged()
-        if root.entriesByName.values.contains(where: { $0.indexes?.table.isDamaged == true }) { root.rebuildDamagedIndexes() }
+        root.rebuildDamagedIndexes()
         core.journalAwaitsReplay = root.journalAwaitsReplay
         // Committed, or decided (its journal finishes it): subscribers hear of it, in order, before the callers.
         if failure == nil || (failure as? CabinetError)?.code == .saveNotFinished {

@@ -21,7 +21,7 @@ extension ObjectStore {
         if isSaving { changeDuringSave("save()") }
         try checkOpen()
         // Whatever happens, an index a failed write damaged is built again from the records.
-        defer { if entriesByName.values.contains(where: { $0.indexes?.table.isDamaged == true }) { rebuildDamagedIndexes() } }
+        defer { rebuildDamagedIndexes() }
         isSaving = true   // a change from a write(to:) now would be lost: it stops the program
         defer { isSaving = false }
         undoManager.closeImplicitGroup()
@@ -42,7 +42,7 @@ extension ObjectStore {
             // Classes that write StoredLists may change the lists' table too.
             let lists = try makeListWriter(for: entries)
             // A pool's write block stages its save in memory: the group's commit takes the journal.
-            let indexed = entries.filter { $0.indexes != nil }.count
+            let indexed = entries.reduce(0) { $0 + ($1.indexes == nil ? 0 : 1) }
             if backend.services.needsJournal && !(context?.stages ?? false)
                 && entries.count + indexed + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
                 try saveThroughJournal(entries, lists: lists)
@@ -226,7 +226,7 @@ extension ObjectStore {
             try backend.services.removeJournal()
             journalAwaitsReplay = false
         }
-        if entriesByName.values.contains(where: { $0.indexes?.table.isDamaged == true }) { rebuildDamagedIndexes() }
+        rebuildDamagedIndexes()
         // A save that a kill (or a failed write) left in the journal is whole now: say so.
         if let replayed { logger.notice("Cabinet: finished a save left in the journal (\(replayed) bytes)",
                                         metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(backend.services.journalLocation)"]) }
