@@ -5,16 +5,21 @@
 /// made by another version of the class (whose reading of old records may give
 /// other values) is built again (a build the process died in included).
 ///
-/// Layout: format (UInt8, 1), class version (UInt8), count (UInt8), then per
+/// A catalog of an older format (an older Cabinet's layout of the entries)
+/// differs from the one wanted, so the file is built again in this layout.
+///
+/// Layout: format (UInt8, 2; 1 was the layout before posting blocks), class version (UInt8), count (UInt8), then per
 /// index its number (UInt8), kind (UInt8: 0 value, 1 full text, 2 references)
 /// and name (UInt32 length, UTF-8), then the store's record trailer.
 struct IndexCatalog: Equatable {
-    static let format: UInt8 = 1
+    /// 2: full-text entries in posting blocks, row records with varint lengths.
+    static let format: UInt8 = 2
+    var layout = IndexCatalog.format
     var classVersion: UInt8
     var indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]
 
     static func == (a: IndexCatalog, b: IndexCatalog) -> Bool {
-        a.classVersion == b.classVersion && a.indexes.map(\.name) == b.indexes.map(\.name)
+        a.layout == b.layout && a.classVersion == b.classVersion && a.indexes.map(\.name) == b.indexes.map(\.name)
             && a.indexes.map(\.number) == b.indexes.map(\.number) && a.indexes.map(\.kind) == b.indexes.map(\.kind)
     }
 
@@ -24,14 +29,15 @@ struct IndexCatalog: Equatable {
         indexes = declared.enumerated().map { ($1.name, IndexKeys.firstIndexNumber + UInt8($0), $1.kind) }
     }
 
-    private init(classVersion: UInt8, indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]) {
+    private init(layout: UInt8, classVersion: UInt8, indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]) {
+        self.layout = layout
         self.classVersion = classVersion
         self.indexes = indexes
     }
 
     func encoded(format: RecordFormat) -> [UInt8] {
         var buffer = DataBuffer(capacity: 64)
-        buffer.writeUInt8(IndexCatalog.format)
+        buffer.writeUInt8(layout)
         buffer.writeUInt8(classVersion)
         buffer.writeUInt8(UInt8(indexes.count))
         for index in indexes {
@@ -50,7 +56,10 @@ struct IndexCatalog: Equatable {
                 var buffer = DataBuffer(bytes: bytes)
                 buffer.context = RecordContext(location: RecordLocation(file: "\(table.path) [catalog]"))
                 try buffer.removeTrailer(for: format)
-                guard try buffer.readUInt8() == IndexCatalog.format else { throw buffer.malformed("an index catalog of an unknown format") }
+                let layout = try buffer.readUInt8()
+                guard (1...IndexCatalog.format).contains(layout) else {
+                    throw buffer.malformed("an index catalog of format \(layout), which this Cabinet (format \(IndexCatalog.format)) does not know (a newer Cabinet wrote it)")
+                }
                 let classVersion = try buffer.readUInt8()
                 let count = Int(try buffer.readUInt8())
                 var indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)] = []
@@ -61,7 +70,7 @@ struct IndexCatalog: Equatable {
                     guard let kind = StoredIndex.Kind(code: code) else { throw buffer.malformed("an index of unknown kind \(code)") }
                     indexes.append((try buffer.readString(), number, kind))
                 }
-                return IndexCatalog(classVersion: classVersion, indexes: indexes)
+                return IndexCatalog(layout: layout, classVersion: classVersion, indexes: indexes)
             }
         }
     }

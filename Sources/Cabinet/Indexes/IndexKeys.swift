@@ -57,45 +57,10 @@ struct IndexEntry: Equatable {
     var value: [UInt8] = []
 }
 
-/// What a row's save wrote into its class's indexes: each entry's index number,
-/// key bytes and value. Stored under the row's key (``IndexKeys/rowKey(_:)``) as:
-/// count (UInt32), then per entry the index number (UInt8), the key bytes and
-/// the value bytes (each a UInt32 length and the bytes), all little-endian,
-/// then the store's record trailer.
-struct RowEntries: Equatable {
-    struct Entry: Equatable {
-        var index: UInt8
-        var entry: IndexEntry
-    }
-    var entries: [Entry]
-
-    func encoded(format: RecordFormat) -> [UInt8] {
-        var buffer = DataBuffer(capacity: 8 + entries.reduce(0) { $0 + 9 + $1.entry.key.count + $1.entry.value.count })
-        buffer.writeUInt32(UInt32(entries.count))
-        for entry in entries {
-            buffer.writeUInt8(entry.index)
-            buffer.writeBytes(entry.entry.key)
-            buffer.writeBytes(entry.entry.value)
-        }
-        buffer.appendTrailer(for: format)
-        return buffer.allBytes
-    }
-
-    /// Reads a row's entries; damage is a ``CabinetError/malformedRecord(_:reason:)`` at `location`.
-    static func decode(_ bytes: UnsafeRawBufferPointer, format: RecordFormat, location: RecordLocation) throws -> RowEntries {
-        var buffer = DataBuffer(bytes: bytes)
-        buffer.context = RecordContext(location: location)
-        try buffer.removeTrailer(for: format)
-        let count = Int(try buffer.readUInt32())
-        guard count <= buffer.readableBytes / 9 else { throw buffer.malformed("\(count) index entries in \(buffer.readableBytes) bytes") }
-        var entries: [Entry] = []
-        entries.reserveCapacity(count)
-        for _ in 0..<count {
-            let index = try buffer.readUInt8()
-            guard index >= IndexKeys.firstIndexNumber else { throw buffer.malformed("an entry of index number \(index), below the first") }
-            let key = try buffer.readBytes()
-            entries.append(Entry(index: index, entry: IndexEntry(key: key, value: try buffer.readBytes())))
-        }
-        return RowEntries(entries: entries)
+extension Optional where Wrapped == [UInt8] {
+    /// Runs `body` with the bytes, or with `nil`.
+    func withUnsafeOptionalBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        guard let self else { return try body(nil) }
+        return try self.withUnsafeBytes { try body($0) }
     }
 }

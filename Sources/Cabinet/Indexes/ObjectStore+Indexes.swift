@@ -80,11 +80,13 @@ extension ObjectStore {
         func report() { indexBuildProgress?(IndexBuildProgress(className: entry.name, rowsDone: done, rowsTotal: max(total, done))) }
         try table.beginTransaction()
         do {
+            let write = IndexWrite(indexes, view: table)
             let sink: ClassIndexes.Sink = { key, value in
                 try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
             }
             try forEachRecord(of: entry, indexes) { row, entries in
-                try indexes.write(row: row, entries: entries, isNew: true, view: table, sink: sink)
+                try write.row(row, entries: entries, isNew: true, sink: sink)
+                try write.finishIfLarge(sink: sink)
                 batch += 1
                 done += 1
                 if batch == ObjectStore.indexBuildBatch {
@@ -94,6 +96,7 @@ extension ObjectStore {
                     batch = 0
                 }
             }
+            try write.finish(sink: sink)
             try catalog.encoded(format: recordFormat).withUnsafeBytes { value in
                 try IndexKeys.catalogKey.withUnsafeBytes { try table.setValue(value, forKey: $0) }
             }

@@ -157,7 +157,7 @@ extension ObjectStore {
         let table = indexView(of: indexes)
         try readingCommittedState {
             try bounds.lower.withUnsafeBytes { lower in
-                try withOptionalBytes(bounds.upper) { upper in
+                try bounds.upper.withUnsafeOptionalBytes { upper in
                     try table.forEach(from: lower, to: upper, descending: descending) { key, _ in
                         guard let row = IndexKeys.row(ofEntry: key), row >= ClassMetadata.firstObjectRowID else {
                             throw CabinetError.malformedRecord(RecordLocation(file: table.path, className: entry.name),
@@ -185,10 +185,4 @@ extension ObjectStore {
             }
         }
     }
-}
-
-/// Runs `body` with `bytes` as raw bytes, or with `nil`.
-private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-    guard let bytes else { return try body(nil) }
-    return try bytes.withUnsafeBytes { try body($0) }
 }

@@ -1,10 +1,11 @@
 /// Checks index files (`<storedName>.index`) against their classes' records.
 ///
 /// Without the app's classes (``problems(in:format:)``, for `cabinet verify`):
-/// the file is an ordered table; its catalog and row records decode; every
-/// entry a row record lists is in the index and every entry in the index is
-/// listed by its row's record (missing and extra entries); every row record's
-/// row holds an object. With them (``ObjectStore/verifyIndexes()``): besides,
+/// the file is an ordered table; its catalog, row records and posting blocks
+/// decode (a word's blocks in row order, every position readable); every
+/// entry a row record lists is in the index and every entry in the index
+/// (a full-text one: a row in a word's block) is listed by its row's record
+/// (missing and extra entries); every row record's row holds an object. With them (``ObjectStore/verifyIndexes()``): besides,
 /// every saved object's entries are the ones its values make (stale entries).
 ///
 /// Memory stays bounded: entries are looked up one by one, not collected.
@@ -79,15 +80,23 @@ enum IndexVerifier {
                         if !numbers.contains(entry.index) {
                             problems.append(problem(file, className, row: row, "an entry of index number \(entry.index), which the catalog does not name"))
                         }
-                        let stored = try IndexKeys.entryKey(index: entry.index, value: entry.entry.key, row: row).withUnsafeBytes { key in
-                            try table.withValue(forKey: key) { Array($0) }
+                        let stored: [UInt8]?
+                        if fullText.contains(entry.index) {
+                            do {
+                                stored = try PostingBlock.positions(index: entry.index, word: entry.entry.key, row: row, in: table)
+                            } catch let damage as PostingBlock.Damage {
+                                problems.append(problem(file, className, row: row, "a posting block of index \(entry.index) is damaged: \(damage)"))
+                                continue
+                            }
+                        } else {
+                            stored = try IndexKeys.entryKey(index: entry.index, value: entry.entry.key, row: row).withUnsafeBytes { key in
+                                try table.withValue(forKey: key) { Array($0) }
+                            }
                         }
                         if stored == nil {
                             problems.append(problem(file, className, row: row, "an entry its row record lists is missing from index \(entry.index)"))
                         } else if stored != entry.entry.value {
                             problems.append(problem(file, className, row: row, "an entry of index \(entry.index) holds other positions than its row record"))
-                        } else if fullText.contains(entry.index), entry.entry.value.withUnsafeBytes(FullTextIndexing.decode) == nil {
-                            problems.append(problem(file, className, row: row, "a full-text entry of index \(entry.index) whose word positions do not decode"))
                         }
                     }
                     return true
@@ -104,49 +113,86 @@ enum IndexVerifier {
             }
         }
         // As many entries as the row records list, all present: none extra. Otherwise find them.
-        var entryCount = 0
+        // A full-text index's entries are the rows of its posting blocks, each block checked whole.
+        var entryCount = 0, records = 0
+        var lastBlock: (word: [UInt8], lastRow: UInt32)?
         let entryStart: [UInt8] = [IndexKeys.firstIndexNumber]
         try entryStart.withUnsafeBytes { lower in
-            try table.forEach(from: lower, to: nil, descending: false) { _, _ in
-                entryCount += 1
+            try table.forEach(from: lower, to: nil, descending: false) { key, value in
+                records += 1
+                guard fullText.contains(key[0]) else {
+                    entryCount += 1
+                    return true
+                }
+                guard key.count > 6, key[key.count - 5] == 0, let first = IndexKeys.row(ofEntry: key) else {
+                    problems.append(problem(file, className, "a posting block of index \(key[0]) whose key does not end in a word and a row"))
+                    return true
+                }
+                let word = Array(key[0..<(key.count - 4)])
+                do {
+                    var reader = try PostingBlock.Reader(value, firstRow: first)
+                    if let lastBlock, lastBlock.word == word, lastBlock.lastRow >= first {
+                        problems.append(problem(file, className, row: first, "posting blocks of index \(key[0]) that overlap"))
+                    }
+                    var last = first
+                    while let member = try reader.next() {
+                        entryCount += 1
+                        last = member.row
+                        if FullTextIndexing.decode(member.positions) == nil {
+                            problems.append(problem(file, className, row: member.row, "a full-text entry of index \(key[0]) whose word positions do not decode"))
+                        }
+                    }
+                    lastBlock = (word, last)
+                } catch let damage as PostingBlock.Damage {
+                    problems.append(problem(file, className, row: first, "a posting block of index \(key[0]) is damaged: \(damage)"))
+                }
                 return true
             }
         }
         // (Missing ones may hide as many extra ones from the count.)
         if entryCount != listed || problems.contains(where: { $0.reason.contains("is missing from index") }) {
-            problems += try extraEntries(table, className: className, format: format)
+            problems += try extraEntries(table, fullText: fullText, className: className, format: format)
         }
         // The file's own count of its records (Tokyo Cabinet keeps it apart) must be what is there.
-        let counted = 1 + rowRecords + entryCount
+        let counted = 1 + rowRecords + records
         if table.recordCount != counted {
             problems.append(problem(file, className, "the file counts \(table.recordCount) records but holds \(counted)"))
         }
         return problems
     }
 
-    /// The entries no row record lists (each checked against its row's record, read once per row).
-    private static func extraEntries(_ table: any OrderedStorageTable, className: String, format: RecordFormat) throws -> [StorageProblem] {
+    /// The entries no row record lists (each checked against its row's record).
+    private static func extraEntries(_ table: any OrderedStorageTable, fullText: Set<UInt8>, className: String,
+                                     format: RecordFormat) throws -> [StorageProblem] {
         var problems: [StorageProblem] = []
-        var lastRow: UInt32?
-        var lastEntries: RowEntries?
+        func listed(_ index: UInt8, _ value: [UInt8], row: UInt32) -> Bool {
+            let entries = (try? IndexKeys.rowKey(row).withUnsafeBytes { rowKey in
+                try table.withValue(forKey: rowKey) {
+                    try RowEntries.decode($0, format: format, location: RecordLocation(file: table.path, className: className, rowID: row))
+                }
+            }) ?? nil
+            return entries?.entries.contains(where: { $0.index == index && $0.entry.key == value }) == true
+        }
         let entryStart: [UInt8] = [IndexKeys.firstIndexNumber]
         try entryStart.withUnsafeBytes { lower in
-            try table.forEach(from: lower, to: nil, descending: false) { key, _ in
+            try table.forEach(from: lower, to: nil, descending: false) { key, value in
                 guard let row = IndexKeys.row(ofEntry: key) else {
                     problems.append(problem(table.path, className, "an index entry too short to name a row"))
                     return true
                 }
-                if row != lastRow {
-                    lastRow = row
-                    lastEntries = (try? IndexKeys.rowKey(row).withUnsafeBytes { rowKey in
-                        try table.withValue(forKey: rowKey) {
-                            try RowEntries.decode($0, format: format, location: RecordLocation(file: table.path, className: className, rowID: row))
-                        }
-                    }) ?? nil
+                let index = key[0], entryValue = Array(key[1..<(key.count - 4)])
+                guard fullText.contains(index) else {
+                    if !listed(index, entryValue, row: row) {
+                        problems.append(problem(table.path, className, row: row, "an entry of index \(index) that the row's record does not list"))
+                    }
+                    return true
                 }
-                let index = key[0], value = Array(key[1..<(key.count - 4)])
-                if lastEntries?.entries.contains(where: { $0.index == index && $0.entry.key == value }) != true {
-                    problems.append(problem(table.path, className, row: row, "an entry of index \(index) that the row's record does not list"))
+                // (A damaged block is reported by the count's pass.)
+                guard var reader = try? PostingBlock.Reader(value, firstRow: row) else { return true }
+                while let member = try? reader.next() {
+                    if !listed(index, entryValue, row: member.row) {
+                        problems.append(problem(table.path, className, row: member.row, "an entry of index \(index) that the row's record does not list"))
+                    }
                 }
                 return true
             }

@@ -262,14 +262,15 @@ extension ObjectStore {
             try lists.write(collector.lists, classID: entry.metadata.classID, row: object.rowID, isNew: isNew,
                             owner: entry.location(row: object.rowID), to: listRecords)
         }
+        let indexWrite = entry.indexes.map { IndexWrite($0, view: indexView(of: $0)) }
         func writeIndexes(of object: StoredObject, record: DataBuffer, isNew: Bool) throws {
-            guard let indexes = entry.indexes else { return }
+            guard let indexWrite, let indexes = entry.indexes else { return }
             // From the record as it will read back (a scratch decode), so the index never
             // disagrees with the file; a class that writes lists is indexed from the object,
             // as its record names list nodes this save has not written yet.
             let entries = entry.writesLists ? try indexes.entries(of: object, location: entry.location(row: object.rowID))
                 : try record.withUnsafeBytes { try indexEntries(ofRecord: $0, row: object.rowID, entry: entry, indexes: indexes) }
-            try indexes.write(row: object.rowID, entries: entries, isNew: isNew, view: indexView(of: indexes), sink: indexRecords)
+            try indexWrite.row(object.rowID, entries: entries, isNew: isNew, sink: indexRecords)
         }
         let version: UInt8? = options.perInstanceVersioning ? entry.type.version : nil
         let unprotected = !entry.metadataVerified
@@ -296,13 +297,12 @@ extension ObjectStore {
         }
         for object in entry.deleted where object.changeState == .deleted {
             try sink(object.rowID, nil)
-            if let indexes = entry.indexes {
-                try indexes.write(row: object.rowID, entries: nil, isNew: false, view: indexView(of: indexes), sink: indexRecords)
-            }
+            try indexWrite?.row(object.rowID, entries: nil, isNew: false, sink: indexRecords)
             if collector != nil {
                 try lists?.deleteLists(classID: entry.metadata.classID, row: object.rowID, owner: entry.location(row: object.rowID), to: listRecords)
             }
         }
+        try indexWrite?.finish(sink: indexRecords)
         if entry.metadataChanged {
             try entry.metadata.bytes.withUnsafeBytes { try sink(ClassMetadata.rowID, $0) }
         }

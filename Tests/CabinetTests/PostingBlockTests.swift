@@ -1,0 +1,152 @@
+@testable import Cabinet
+import CabinetStorage
+import Foundation
+import Testing
+
+/// Full-text posting blocks: their bytes, damage in them, and words common
+/// enough to take many blocks, changed at random against a model.
+@Suite struct PostingBlockTests {
+    private func members(_ rows: [UInt32]) -> [PostingBlock.Member] {
+        rows.map { PostingBlock.Member(row: $0, positions: FullTextIndexing.encode([$0 % 7, 9].sorted().map(Int.init))) }
+    }
+
+    @Test func aBlockReadsBackAsWritten() throws {
+        let written = members([5, 6, 300, 70_000, UInt32.max])
+        let bytes = PostingBlock.encode(written[...])
+        let read = try bytes.withUnsafeBytes { try PostingBlock.members(of: $0, firstRow: 5) }
+        #expect(read.map(\.row) == written.map(\.row) && read.map(\.positions) == written.map(\.positions))
+    }
+
+    @Test func damagedBlocksThrowInsteadOfTrapping() throws {
+        let good = PostingBlock.encode(members([10, 11])[...])
+        let damaged: [(String, [UInt8], UInt32)] = [
+            ("empty", [], 10),
+            ("a first row other than the key's", [1, 1, 0x09], 10),
+            ("rows out of order (a gap of 0)", good + [0, 1, 0x09], 10),
+            ("a gap past the largest row ID", [0, 1, 0x09, 0x80, 0x80, 0x80, 0x80, 0x10, 1, 0x09], 10),
+            ("a varint cut short", [0, 1, 0x09, 0x80], 10),
+            ("positions past the end", [0, 9, 0x09], 10),
+            ("no positions", [0, 0], 10),
+            ("an eleven-byte varint", [0] + [UInt8](repeating: 0xFF, count: 10) + [0x01], 10),
+        ]
+        for (what, bytes, first) in damaged {
+            #expect(throws: PostingBlock.Damage.self, "\(what)") {
+                try bytes.withUnsafeBytes { _ = try PostingBlock.members(of: $0, firstRow: first) }
+            }
+        }
+    }
+
+    @Test func splitsKeepBlocksNearTheirTargetSize() {
+        #expect(PostingBlock.split([]).isEmpty)
+        let few = members(Array(1...50))
+        #expect(PostingBlock.split(few).count == 1, "under the limit: one block")
+        let many = members(Array(stride(from: 1, to: 60_000, by: 3)))
+        let runs = PostingBlock.split(many)
+        #expect(runs.count > 1 && runs.flatMap { $0.map(\.row) } == many.map(\.row))
+        #expect(runs.allSatisfy { PostingBlock.encode($0).count <= PostingBlock.targetSize })
+        let huge = [PostingBlock.Member(row: 1, positions: FullTextIndexing.encode(Array(0..<3_000)))]
+        #expect(PostingBlock.split(huge).count == 1, "one row bigger than a block is a block of its own")
+    }
+
+    /// The posting blocks of `word` in `store`'s Track index: first rows and sizes.
+    private func blocks(of word: String, in store: ObjectStore) throws -> [(UInt32, Int)] {
+        let indexes = try #require(store.entriesByName["Track"]?.indexes)
+        let number = try #require(indexes.declared.first { $0.index.kind == .fullText }?.number)
+        let prefix = [number] + FullTextIndexing.key(of: word)
+        var found: [(UInt32, Int)] = []
+        try prefix.withUnsafeBytes { lower in
+            try IndexKeys.keyAfterPrefix(prefix)!.withUnsafeBytes { upper in
+                try indexes.table.forEach(from: lower, to: upper, descending: false) { key, value in
+                    found.append((IndexKeys.row(ofEntry: key)!, value.count))
+                    return true
+                }
+            }
+        }
+        return found
+    }
+
+    @Test(arguments: BackendKind.allCases, [UInt64(7), 8])
+    func commonWordsInManyBlocksStayRightThroughRandomChanges(_ kind: BackendKind, _ seed: UInt64) throws {
+        var random = SeededRandom(seed)
+        let vocabulary = ["love", "song", "rain", "sun"]
+        let fixture = try StoreFixture(kind)
+        var store = try fixture.open(Track.self, Mix.self)
+        defer { store.close() }
+        func title() -> String {
+            (0..<(1 + Int(random.next() % 3))).map { _ in vocabulary[Int(random.next() % 4)] }.joined(separator: " ") + " love"
+        }
+        for _ in 0..<2_000 { store.insert(Track(title(), by: "x")) }
+        try store.save()
+        #expect(try blocks(of: "love", in: store).count > 2, "a word in every title takes several blocks")
+        for round in 0..<12 {
+            var live = try store.fetchAll(Track.self)
+            for _ in 0..<(1 + Int(random.next() % 200)) {
+                switch random.next() % 4 {
+                case 0:
+                    let track = Track(title(), by: "x")
+                    store.insert(track)
+                    live.append(track)
+                case 1 where !live.isEmpty:
+                    live[Int(random.next() % UInt64(live.count))].title = title()
+                case 2 where !live.isEmpty:
+                    // Low rows too: a block's first row goes, and the block is keyed anew.
+                    store.delete(live.remove(at: Int(random.next() % UInt64(min(live.count, 50 + round * 40)))))
+                case 3 where !live.isEmpty:
+                    live[Int(random.next() % UInt64(live.count))].title = "rain"   // "love" leaves the row
+                default:
+                    break
+                }
+            }
+            try store.save()
+            if round % 4 == 3 {
+                store.close()
+                store = try fixture.open(Track.self, Mix.self)
+                live = try store.fetchAll(Track.self)
+            }
+            let words = live.map { (row: $0.rowID, words: Set($0.title.split(separator: " ").map(String.init)), title: $0.title) }
+            for word in vocabulary {
+                let expected = words.filter { $0.words.contains(word) }.map(\.row).sorted()
+                #expect(try store.search(Track.self, matching: word).map(\.rowID) == expected, "\(word), round \(round)")
+            }
+            let pair = words.filter { $0.words.isSuperset(of: ["rain", "sun"]) }.map(\.row).sorted()
+            #expect(try store.search(Track.self, matching: "sun rain").map(\.rowID) == pair)
+            let phrase = words.filter { $0.title.contains("rain sun") }.map(\.row).sorted()
+            #expect(try store.search(Track.self, matching: "\"rain sun\"").map(\.rowID) == phrase)
+            #expect(try store.verifyIndexes().isEmpty, "round \(round)")
+            let sizes = try blocks(of: "love", in: store)
+            #expect(sizes.allSatisfy { $0.1 <= PostingBlock.sizeLimit })
+            #expect(zip(sizes, sizes.dropFirst()).allSatisfy { $0.0 < $1.0 })
+        }
+        #expect(try StoreVerifier.verify(store.backend).isEmpty)
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func anIndexFileOfTheFormerLayoutIsBuiltAgainAndANewerOneRefused(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        var store = try fixture.open(Track.self, Mix.self)
+        defer { store.close() }
+        let tracks = (0..<30).map { Track("song \($0)", by: "x") }
+        tracks.forEach(store.insert)
+        try store.save()
+        func setCatalogLayout(_ layout: UInt8) throws {
+            let table = try #require(store.entriesByName["Track"]?.indexes?.table)
+            var catalog = try #require(try IndexCatalog.read(from: table, format: store.recordFormat))
+            catalog.layout = layout
+            try table.transaction {
+                try IndexKeys.catalogKey.withUnsafeBytes { key in
+                    try catalog.encoded(format: store.recordFormat).withUnsafeBytes { try table.setValue($0, forKey: key) }
+                }
+            }
+        }
+        try setCatalogLayout(1)
+        store.close()
+        store = try fixture.open(Track.self, Mix.self)
+        let table = try #require(store.entriesByName["Track"]?.indexes?.table)
+        #expect(try IndexCatalog.read(from: table, format: store.recordFormat)?.layout == IndexCatalog.format, "built again")
+        #expect(try store.search(Track.self, matching: "song").count == 30)
+        try setCatalogLayout(IndexCatalog.format + 1)
+        store.close()
+        let error = try #require(throws: CabinetError.self) { store = try fixture.open(Track.self, Mix.self) }
+        #expect(error.description.contains("newer Cabinet") && error.description.contains("cabinet reindex"))
+    }
+}
