@@ -33,7 +33,15 @@ import Testing
             #expect(throws: PostingBlock.Damage.self, "\(what)") {
                 try bytes.withUnsafeBytes { _ = try PostingBlock.members(of: $0, firstRow: first) }
             }
+            // The search's own loop (rows only) refuses the same bytes.
+            #expect(throws: PostingBlock.Damage.self, "\(what), rows only") {
+                var rows: [UInt32] = []
+                try bytes.withUnsafeBytes { try PostingBlock.appendRows(of: $0, firstRow: first, to: &rows) }
+            }
         }
+        var rows: [UInt32] = []
+        try good.withUnsafeBytes { try PostingBlock.appendRows(of: $0, firstRow: 10, to: &rows) }
+        #expect(rows == [10, 11])
     }
 
     @Test func splitsKeepBlocksNearTheirTargetSize() {

@@ -99,9 +99,40 @@ enum PostingBlock {
     }
 
     /// The rows of a block, appended to `rows` in order.
+    /// The same checks as ``Reader``, in one loop: a search reads every row of
+    /// a common word this way, and most gaps and lengths are one byte.
     static func appendRows(of bytes: UnsafeRawBufferPointer, firstRow: UInt32, to rows: inout [UInt32]) throws(Damage) {
-        var reader = try Reader(bytes, firstRow: firstRow)
-        while let member = try reader.next() { rows.append(member.row) }
+        guard !bytes.isEmpty else { throw Damage(description: "an empty posting block") }
+        rows.reserveCapacity(rows.count + bytes.count / 3)
+        var offset = 0, row = firstRow, started = false
+        while offset < bytes.count {
+            var gap: UInt64, count: UInt64
+            if bytes[offset] < 0x80 {
+                gap = UInt64(bytes[offset])
+                offset += 1
+            } else {
+                guard let long = Varint.read(bytes, at: &offset) else { throw Damage(description: "a row gap cut short at byte \(offset)") }
+                gap = long
+            }
+            guard gap <= UInt64(UInt32.max - row) else { throw Damage(description: "a row gap past the largest row ID at byte \(offset)") }
+            guard started ? gap > 0 : gap == 0 else {
+                throw Damage(description: started ? "rows out of order at byte \(offset)" : "a first row other than the key's")
+            }
+            started = true
+            row += UInt32(gap)
+            if offset < bytes.count && bytes[offset] < 0x80 {
+                count = UInt64(bytes[offset])
+                offset += 1
+            } else {
+                guard let long = Varint.read(bytes, at: &offset) else { throw Damage(description: "row \(row)'s positions are missing") }
+                count = long
+            }
+            guard count > 0, count <= UInt64(bytes.count - offset) else {
+                throw Damage(description: "row \(row)'s positions are missing or run past the block")
+            }
+            offset += Int(count)
+            rows.append(row)
+        }
     }
 
     /// A block's members, copied out.
