@@ -48,6 +48,10 @@ final class TokyoCabinetTable: StorageTable {
     private var scratchCapacity = 1024
     /// Whether threads may read at once (``TokyoCabinetBackend/Options/concurrentReads``).
     private let concurrentReads: Bool
+    /// The handle ``lookupByteOrder`` was found for: a reopen gets a new one.
+    private var lookupHandle: UnsafeMutablePointer<TCHDB>?
+    /// The byte order ``TokyoCabinetLookup`` reads the file in; `nil` when it cannot.
+    private var lookupByteOrder: Bool?
 
     init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
         self.directory = directory
@@ -209,6 +213,14 @@ final class TokyoCabinetTable: StorageTable {
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let hdb = try open()
         if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
+        if lookupHandle != hdb {
+            lookupHandle = hdb
+            lookupByteOrder = TokyoCabinetLookup.byteOrder(of: hdb)
+        }
+        // Found in Tokyo Cabinet's map, or asked of Tokyo Cabinet (see TokyoCabinetLookup).
+        if let bigEndian = lookupByteOrder, case .found(let value) = TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
+            return try body(value)
+        }
         while true {
             switch try read(hdb, key, into: scratch, capacity: scratchCapacity) {
             case .missing: return nil
