@@ -8,12 +8,14 @@
 /// A catalog of an older format (an older Cabinet's layout of the entries)
 /// differs from the one wanted, so the file is built again in this layout.
 ///
-/// Layout: format (UInt8, 2; 1 was the layout before posting blocks), class version (UInt8), count (UInt8), then per
+/// Layout: format (UInt8, 3; 1 and 2 were earlier layouts of the entries), class version (UInt8), count (UInt8), then per
 /// index its number (UInt8), kind (UInt8: 0 value, 1 full text, 2 references)
 /// and name (UInt32 length, UTF-8), then the store's record trailer.
 struct IndexCatalog: Equatable {
-    /// 2: full-text entries in posting blocks, row records with varint lengths.
-    static let format: UInt8 = 2
+    /// 3: full-text entries in posting blocks, row records with varint lengths
+    /// and a value only where an entry has one (2 had an empty value's length
+    /// in every entry; 1 one record per word and row, 4-byte lengths).
+    static let format: UInt8 = 3
     var layout = IndexCatalog.format
     var classVersion: UInt8
     var indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]

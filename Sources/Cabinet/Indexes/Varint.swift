@@ -66,7 +66,11 @@ extension DataBuffer {
 
     /// Reads bytes written by ``writeVarintCounted(_:)``.
     mutating func readVarintCounted() throws -> [UInt8] {
-        let count = Int(try readVarint(limit: UInt64(readableBytes)))
+        try readRawBytes(Int(try readVarint(limit: UInt64(readableBytes))))
+    }
+
+    /// Reads the next `count` bytes, which carry no length of their own.
+    mutating func readRawBytes(_ count: Int) throws -> [UInt8] {
         guard count <= readableBytes else { throw malformed("a length of \(count) bytes, but only \(readableBytes) follow") }
         let start = try consume(count)
         return Array(slice(start..<(start + count)))

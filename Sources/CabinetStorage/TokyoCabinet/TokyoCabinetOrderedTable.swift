@@ -64,7 +64,9 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         }
         // Leaves of 256 entries and inner nodes of 512: an index entry is a few
         // dozen bytes, so a page is a few KiB, and a million entries are three levels.
-        _ = tcbdbtune(bdb, 256, 512, 65_521, 8, 10, 0)
+        // Pages aligned to 16 bytes, not Tokyo Cabinet's 256: 3 MB less padding in
+        // a million songs' index, and a page that grows moves a little more often.
+        _ = tcbdbtune(bdb, 256, 512, 65_521, 4, 10, 0)
         _ = tcbdbsetcache(bdb, 4096, 1024)
         // Pages written through the map, as a hash file's records are: Tokyo
         // Cabinet takes a failed pwrite(2) for a whole one (it compares the -1 it
