@@ -26,6 +26,7 @@ import Testing
             ("a gap past the largest row ID", [0, 1, 0x09, 0x80, 0x80, 0x80, 0x80, 0x10, 1, 0x09], 10),
             ("a varint cut short", [0, 1, 0x09, 0x80], 10),
             ("positions past the end", [0, 9, 0x09], 10),
+            ("positions one byte past the end", [0, 2, 0x09], 10),
             ("no positions", [0, 0], 10),
             ("an eleven-byte varint", [0] + [UInt8](repeating: 0xFF, count: 10) + [0x01], 10),
         ]
@@ -154,7 +155,60 @@ import Testing
         #expect(try store.search(Track.self, matching: "song").count == 30)
         try setCatalogLayout(IndexCatalog.format + 1)
         store.close()
+        // `cabinet verify` does not take a newer layout for damage either.
         let error = try #require(throws: CabinetError.self) { store = try fixture.open(Track.self, Mix.self) }
-        #expect(error.description.contains("newer Cabinet") && error.description.contains("cabinet reindex"))
+        #expect(error.code == .unsupportedFormat && error.description.contains("newer Cabinet") && error.description.contains("cabinet reindex"))
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func overlappingBlocksAreDamageNotWrongAnswers(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open(Track.self, Mix.self)
+        defer { store.close() }
+        let tracks = (0..<40).map { Track("love \($0 % 2 == 0 ? "song" : "rain")", by: "x") }
+        tracks.forEach(store.insert)
+        try store.save()
+        let indexes = try #require(store.entriesByName["Track"]?.indexes)
+        let number = try #require(indexes.declared.first { $0.index.kind == .fullText }?.number)
+        // A second block of "love" that starts inside the first one's rows.
+        let inside = tracks[5].rowID
+        let block = PostingBlock.encode([PostingBlock.Member(row: inside, positions: [0])][...])
+        try indexes.table.transaction {
+            try IndexKeys.entryKey(index: number, value: FullTextIndexing.key(of: "love"), row: inside).withUnsafeBytes { key in
+                try block.withUnsafeBytes { try indexes.table.setValue($0, forKey: key) }
+            }
+        }
+        let error = try #require(throws: CabinetError.self) { try store.search(Track.self, matching: "love song") }
+        #expect(error.code == .malformedRecord && error.description.contains("overlap") && error.description.contains("reindex"))
+        // A save whose rows fall on both sides of the damaged block's first row reads both blocks.
+        tracks[3].title = "sun"
+        tracks[7].title = "sun"
+        let saving = try #require(throws: CabinetError.self, "a save that rewrites the damaged blocks says so") { try store.save() }
+        #expect(saving.description.contains("past the next block's first row"))
+        try store.reindex(Track.self)
+        #expect(try store.search(Track.self, matching: "love song").count == 20)
+    }
+
+    @Test func verifyLeavesAnIndexFileOfAnEarlierLayoutToTheNextOpen() throws {
+        let fixture = try StoreFixture(.tokyoCabinet)
+        let store = try fixture.open(Track.self, Mix.self)
+        store.insert(Track("song", by: "x"))
+        try store.save()
+        let table = try #require(store.entriesByName["Track"]?.indexes?.table)
+        var catalog = try #require(try IndexCatalog.read(from: table, format: store.recordFormat))
+        catalog.layout = 1
+        try table.transaction {
+            try IndexKeys.catalogKey.withUnsafeBytes { key in
+                try catalog.encoded(format: store.recordFormat).withUnsafeBytes { try table.setValue($0, forKey: key) }
+            }
+        }
+        // An old file's row records would not read in this layout: not damage, just older.
+        try table.transaction {
+            try IndexKeys.rowKey(2).withUnsafeBytes { key in
+                try [UInt8](repeating: 0xEE, count: 9).withUnsafeBytes { try table.setValue($0, forKey: key) }
+            }
+        }
+        store.close()
+        #expect(try StoreVerifier.verify(path: fixture.storePath).isEmpty)
     }
 }

@@ -59,8 +59,9 @@ struct IndexCatalog: Equatable {
                 buffer.context = RecordContext(location: RecordLocation(file: "\(table.path) [catalog]"))
                 try buffer.removeTrailer(for: format)
                 let layout = try buffer.readUInt8()
-                guard (1...IndexCatalog.format).contains(layout) else {
-                    throw buffer.malformed("an index catalog of format \(layout), which this Cabinet (format \(IndexCatalog.format)) does not know (a newer Cabinet wrote it)")
+                guard layout >= 1 else { throw buffer.malformed("an index catalog of layout 0") }
+                guard layout <= IndexCatalog.format else {
+                    throw CabinetError.unsupportedFormat(path: table.path, reason: "its index catalog is of layout \(layout), which a newer Cabinet wrote (this one writes layout \(IndexCatalog.format)): open the store with the newer Cabinet, or `cabinet reindex` it to build its indexes again in this Cabinet's layout")
                 }
                 let classVersion = try buffer.readUInt8()
                 let count = Int(try buffer.readUInt8())

@@ -148,12 +148,17 @@ struct FullTextSearch {
         var rows: [UInt32] = []
         var whole = true
         let table = self.table
+        // One word's blocks follow one another; a prefix's words are merged by the caller.
+        let oneWord = prefix.last == 0
         try store.readingCommittedState {
             try prefix.withUnsafeBytes { lower in
                 try IndexKeys.keyAfterPrefix(prefix).withUnsafeOptionalBytes { upper in
                     try table.forEach(from: lower, to: upper, descending: false) { key, value in
                         guard key.count >= prefix.count + 4, key[key.count - 5] == 0, let first = IndexKeys.row(ofEntry: key) else {
                             throw damaged("a full-text posting block whose key is \(key.count) bytes")
+                        }
+                        if oneWord, let last = rows.last, first <= last {
+                            throw damaged("posting blocks of one word whose rows overlap (row \(first) after \(last))")
                         }
                         do {
                             try PostingBlock.appendRows(of: value, firstRow: first, to: &rows)

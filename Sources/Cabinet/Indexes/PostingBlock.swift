@@ -56,7 +56,8 @@ enum PostingBlock {
             }
             started = true
             row += UInt32(gap)
-            guard let count = Varint.read(bytes, at: &offset, limit: UInt64(bytes.count - offset)), count > 0 else {
+            // The limit is checked after the count is read: past its own bytes.
+            guard let count = Varint.read(bytes, at: &offset), count > 0, count <= UInt64(bytes.count - offset) else {
                 throw Damage(description: "row \(row)'s positions are missing or run past the block")
             }
             let start = offset

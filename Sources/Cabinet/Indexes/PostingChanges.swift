@@ -98,6 +98,7 @@ struct PostingChanges {
         for (i, block) in blocks.enumerated() {
             let end = i + 1 < blocks.count ? blocks[i + 1].firstRow : nil
             var mine = next
+            // Only a block that holds changed rows is read: its last row must lie below the next block's first.
             while mine < changes.count && end.map({ changes[mine].row < $0 }) ?? true { mine += 1 }
             guard mine > next else { continue }
             var members: [PostingBlock.Member]
@@ -105,6 +106,9 @@ struct PostingChanges {
                 members = try block.bytes?.withUnsafeBytes { try PostingBlock.members(of: $0, firstRow: block.firstRow) } ?? []
             } catch let error as PostingBlock.Damage {
                 throw damaged(error.description)
+            }
+            if let end, let last = members.last?.row, last >= end {
+                throw damaged("its block at row \(block.firstRow) holds row \(last), past the next block's first row \(end)")
             }
             members = merge(members, changes[next..<mine])
             next = mine

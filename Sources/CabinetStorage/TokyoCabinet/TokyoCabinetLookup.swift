@@ -79,8 +79,10 @@ enum TokyoCabinetLookup {
             return Int(value) << apow
         }
         guard var offset = link(at: entry) else { return .unsettled }
-        // A damaged file could link records in a circle: never walk more than there are.
-        var steps = Int(clamping: db.rnum) + 1
+        // A damaged file could link records in a circle (or claim any count): the
+        // walk stops at as many steps as there are records, and at most 100,000,
+        // far deeper than any bucket's tree.
+        var steps = db.rnum < 100_000 ? Int(db.rnum) + 1 : 100_001
         let header = 2 + (wide ? 16 : 8) + 2
         while offset > 0 {
             steps -= 1

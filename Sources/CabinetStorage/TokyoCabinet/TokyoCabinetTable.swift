@@ -39,7 +39,10 @@ final class TokyoCabinetTable: StorageTable {
     let options: TokyoCabinetBackend.Options
     var readOnly: Bool { options.readOnly }
     /// `nil` after ``close()``, or while a reopen after a failure has not succeeded.
-    var handle: UnsafeMutablePointer<TCHDB>?
+    var handle: UnsafeMutablePointer<TCHDB>? {
+        // A new handle (a reopen may reuse the old one's address) is looked at afresh.
+        didSet { lookupHandle = nil }
+    }
     private var isClosed = false
     /// Set while the index needs rebuilding after a failed transaction (see ``repairIndexAfterFailedTransaction()``).
     private var needsIndexRebuild = false
