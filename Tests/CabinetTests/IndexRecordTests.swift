@@ -56,3 +56,19 @@ import Testing
         #expect(throws: CabinetError.self) { try good.withUnsafeBytes { _ = try RowEntries.decode($0, format: .checksummed, location: location) } }
     }
 }
+
+/// The tokenizer's ASCII path finds what its Unicode path finds.
+@Suite struct TokenizerPathTests {
+    @Test func asciiTextTokenizesAsTheScalarPathDoes() throws {
+        var random = SeededRandom(11)
+        let alphabet = Array("aZ09 '.,-\t\n!x'yQ".utf8)
+        var texts = ["", "'", "a'", "'a", "don't", "Don't Stop Me Now", "rock 'n' roll", "x''y", "A1 b2", "   ", "l'ete d'or"]
+        for _ in 0..<2_000 {
+            texts.append(String(decoding: (0..<Int(random.next() % 24)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }, as: UTF8.self))
+        }
+        for text in texts {
+            #expect(FullTextTokenizer.asciiTokens(of: text) == FullTextTokenizer.scalarTokens(of: text, forQuery: false), "\(text)")
+        }
+        #expect(FullTextTokenizer.asciiTokens(of: "Café") == nil)
+    }
+}

@@ -24,6 +24,12 @@ enum FullTextTokenizer {
     /// character of a CJK run of two or more: its bigrams say it all, and the text
     /// has that character alone only where its own run ends.
     static func tokens(of text: String, forQuery: Bool = false) -> [Token] {
+        if let ascii = asciiTokens(of: text) { return ascii }
+        return scalarTokens(of: text, forQuery: forQuery)
+    }
+
+    /// ``tokens(of:forQuery:)`` by Unicode scalars: any text.
+    static func scalarTokens(of text: String, forQuery: Bool) -> [Token] {
         var tokens: [Token] = []
         var position = 0
         forEachRun(in: fold(text)) { run, isCJK in
@@ -43,6 +49,46 @@ enum FullTextTokenizer {
             }
         }
         return tokens
+    }
+
+    /// The tokens of an ASCII `text` (most titles and notes), read byte by byte:
+    /// the same words ``scalarTokens(of:forQuery:)`` finds (ASCII has no CJK and
+    /// nothing to fold but case), without a scalar array or Foundation; `nil` if
+    /// `text` is not ASCII.
+    static func asciiTokens(of text: String) -> [Token]? {
+        var text = text
+        return text.withUTF8 { bytes -> [Token]? in
+            var tokens: [Token] = []
+            var start = -1
+            func isWord(_ byte: UInt8) -> Bool {
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A)
+            }
+            func flush(_ end: Int) {
+                guard start >= 0 else { return }
+                let word = String(unsafeUninitializedCapacity: end - start) { out in
+                    for i in start..<end {
+                        let byte = bytes[i]
+                        out[i - start] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                    }
+                    return end - start
+                }
+                tokens.append(Token(text: word, position: tokens.count))
+                start = -1
+            }
+            for i in 0..<bytes.count {
+                let byte = bytes[i]
+                guard byte < 0x80 else { return nil }
+                // An apostrophe between two word characters stays in the word.
+                let inner = byte == 0x27 && i > 0 && i + 1 < bytes.count && isWord(bytes[i - 1]) && isWord(bytes[i + 1])
+                if isWord(byte) || inner {
+                    if start < 0 { start = i }
+                } else {
+                    flush(i)
+                }
+            }
+            flush(bytes.count)
+            return tokens
+        }
     }
 
     /// `text` without case or diacritics, a typographic apostrophe (’) as a
