@@ -94,4 +94,19 @@ import Testing
         }
         #expect(opened > 0)
     }
+
+    @Test(arguments: [false, true])
+    func tablesReadThroughTheMapFromTheirOpenOnAndAfterAReopen(_ concurrent: Bool) throws {
+        let directory = try TemporaryDirectory()
+        var options = TokyoCabinetBackend.Options()
+        options.concurrentReads = concurrent
+        let backend = try TokyoCabinetBackend(directory: directory.path, options: options)
+        defer { backend.close() }
+        let table = try #require(try backend.openTable(named: "Keys") as? TokyoCabinetTable)
+        #expect(table.readsThroughMap, "from the open on")
+        try table.transaction { try [UInt8]([1]).withUnsafeBytes { k in try [UInt8]([2]).withUnsafeBytes { try table.setValue($0, forKey: k) } } }
+        table.reopenAfterFailure()
+        #expect(table.readsThroughMap, "after a reopen")
+        #expect(try [UInt8]([1]).withUnsafeBytes { try table.withValue(forKey: $0) { Array($0) } } == [2])
+    }
 }

@@ -26,6 +26,11 @@ import Darwin
 /// with compression or a custom codec, delayed writes) is ``Outcome/unsettled``,
 /// and the caller asks Tokyo Cabinet, whose answer (or error) stands. So a
 /// mistake here can cost a call, never a record.
+///
+/// It reads the map and the handle's sizes and changes nothing, so threads may
+/// look up at once on a handle in Tokyo Cabinet's thread-safe mode, under the
+/// same rule as its reads there (``TokyoCabinetBackend/Options/concurrentReads``):
+/// while no thread writes.
 enum TokyoCabinetLookup {
     enum Outcome {
         /// The value's bytes, in Tokyo Cabinet's map: valid until the next write.
@@ -40,7 +45,7 @@ enum TokyoCabinetLookup {
     /// supported for it (ask once per open: it does not change).
     static func byteOrder(of hdb: UnsafeMutablePointer<TCHDB>) -> Bool? {
         let db = hdb.pointee
-        guard !db.zmode, db.enc == nil, db.mmtx == nil, let map = db.map,
+        guard !db.zmode, db.enc == nil, let map = db.map,
               db.msiz >= UInt64(bucketsOffset), db.bnum > 0 else { return nil }
         return TokyoCabinetFileScan.byteOrderIsBigEndian(UnsafeRawBufferPointer(start: map, count: Int(clamping: db.msiz)),
                                                          bucketCount: db.bnum)

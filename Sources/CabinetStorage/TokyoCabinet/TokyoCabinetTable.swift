@@ -40,8 +40,9 @@ final class TokyoCabinetTable: StorageTable {
     var readOnly: Bool { options.readOnly }
     /// `nil` after ``close()``, or while a reopen after a failure has not succeeded.
     var handle: UnsafeMutablePointer<TCHDB>? {
-        // A new handle (a reopen may reuse the old one's address) is looked at afresh.
-        didSet { lookupHandle = nil }
+        // Found when the handle is set, never while threads read (``concurrentReads``
+        // reads run while no one writes, and a reopen is a write).
+        didSet { lookupByteOrder = handle.flatMap(TokyoCabinetLookup.byteOrder(of:)) }
     }
     private var isClosed = false
     /// Set while the index needs rebuilding after a failed transaction (see ``repairIndexAfterFailedTransaction()``).
@@ -51,10 +52,10 @@ final class TokyoCabinetTable: StorageTable {
     private var scratchCapacity = 1024
     /// Whether threads may read at once (``TokyoCabinetBackend/Options/concurrentReads``).
     private let concurrentReads: Bool
-    /// The handle ``lookupByteOrder`` was found for: a reopen gets a new one.
-    private var lookupHandle: UnsafeMutablePointer<TCHDB>?
     /// The byte order ``TokyoCabinetLookup`` reads the file in; `nil` when it cannot.
     private var lookupByteOrder: Bool?
+    /// Whether single reads look in Tokyo Cabinet's map first (``TokyoCabinetLookup``).
+    var readsThroughMap: Bool { lookupByteOrder != nil }
 
     init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
         self.directory = directory
@@ -66,6 +67,8 @@ final class TokyoCabinetTable: StorageTable {
         // Read before Tokyo Cabinet's open, which rolls the header back with the rest.
         let failedWriteInterrupted = !options.readOnly && TokyoCabinetTable.hadFailedWrite(path)
         handle = try TokyoCabinetTable.openHandle(path: path, options: options)
+        // (didSet does not run in an initializer.)
+        lookupByteOrder = handle.flatMap(TokyoCabinetLookup.byteOrder(of:))
         scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
         if failedWriteInterrupted {
             // Best effort: a file that is damaged besides cannot be rebuilt, and stays writable as before.
@@ -215,15 +218,12 @@ final class TokyoCabinetTable: StorageTable {
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let hdb = try open()
-        if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
-        if lookupHandle != hdb {
-            lookupHandle = hdb
-            lookupByteOrder = TokyoCabinetLookup.byteOrder(of: hdb)
-        }
         // Found in Tokyo Cabinet's map, or asked of Tokyo Cabinet (see TokyoCabinetLookup).
+        // It changes no shared state, so concurrent readers use it too: no one writes meanwhile.
         if let bigEndian = lookupByteOrder, case .found(let value) = TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
             return try body(value)
         }
+        if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
         while true {
             switch try read(hdb, key, into: scratch, capacity: scratchCapacity) {
             case .missing: return nil
