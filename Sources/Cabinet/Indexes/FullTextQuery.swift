@@ -21,13 +21,8 @@ enum FullTextIndexing {
         var bytes: [UInt8] = []
         var last = 0
         for position in positions {
-            var delta = UInt(position - last)
+            Varint.append(UInt64(position - last), to: &bytes)
             last = position
-            while delta >= 0x80 {
-                bytes.append(UInt8(delta & 0x7F) | 0x80)
-                delta >>= 7
-            }
-            bytes.append(UInt8(delta))
         }
         return bytes
     }
