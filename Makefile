@@ -53,18 +53,23 @@ crashpoints: deps
 	$(SWIFT) build --build-tests
 	CABINET_KILLPOINTS=all $(SWIFT) test --filter KillPointTests
 
-# libFuzzer with AddressSanitizer over the decoders (records, metadata rows,
-# journals) for FUZZ_SECONDS (default 60). Built with swiftc into one module
-# with the library's sources; findings go to .build-fuzz/.
+# libFuzzer with AddressSanitizer over the decoders (records, metadata rows, index
+# row records and posting blocks, journals) for FUZZ_SECONDS (default 60). Built
+# with swiftc into one module with the library's sources (swift-log's Logging
+# beside it); findings go to .build-fuzz/.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	mkdir -p .build-fuzz/corpus .build-fuzz/modules
+	$(SWIFT) package resolve
+	swiftc -c -wmo -sanitize=fuzzer,address -parse-as-library -O -module-name Logging -package-name swift_log \
+	  -emit-module -emit-module-path .build-fuzz/modules/Logging.swiftmodule \
+	  $$(find .build/checkouts/swift-log/Sources/Logging -name '*.swift') -o .build-fuzz/Logging.o
 	swiftc -c -wmo -sanitize=fuzzer,address -parse-as-library -O -module-name CabinetStorage -package-name cabinet \
 	  -I Sources/CTokyoCabinet -emit-module -emit-module-path .build-fuzz/modules/CabinetStorage.swiftmodule \
 	  $$(find Sources/CabinetStorage -name '*.swift') -o .build-fuzz/CabinetStorage.o
 	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name Cabinet -package-name cabinet \
 	  -I .build-fuzz/modules -I Sources/CTokyoCabinet \
-	  $$(find Sources/Cabinet -name '*.swift') Fuzz/FuzzDecoders.swift .build-fuzz/CabinetStorage.o -ltokyocabinet \
+	  $$(find Sources/Cabinet -name '*.swift') Fuzz/FuzzDecoders.swift .build-fuzz/CabinetStorage.o .build-fuzz/Logging.o -ltokyocabinet \
 	  -o .build-fuzz/fuzz-decoders 2>&1 | grep -v "Cannot export local symbol '__asan" || true
 	cd .build-fuzz && ./fuzz-decoders corpus -max_total_time=$(FUZZ_SECONDS) -max_len=512
 

@@ -1,4 +1,5 @@
-// libFuzzer entry point for Cabinet's decoders and for its reader of Tokyo
+// libFuzzer entry point for Cabinet's decoders (records, metadata rows, journals,
+// index row records and posting blocks) and for its reader of Tokyo
 // Cabinet's record region (`make fuzz`). Compiled into the Cabinet module with the
 // library's sources, so it reaches the same decode paths a fetch and a scan use.
 // Every input must end in a value or a thrown CabinetError; anything else (a
@@ -51,12 +52,22 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         object.hasContent = false
         entry.adopt(object)
         var buffer = DataBuffer(bytes: bytes)
-        buffer.resolver = store.resolver
         _ = try? store.decode(&buffer, into: object, entry: entry)
         entry.release(object)
     }
     _ = try? ClassMetadata(bytes: bytes, location: RecordLocation(file: "fuzz"))
     _ = try? SaveJournal.replay(Array(bytes), location: RecordLocation(file: "fuzz")) { _, _, _ in }
+    // The input as an index file's records: a row's entries, a posting block, word positions.
+    _ = try? RowEntries.decode(bytes, format: .plain, location: RecordLocation(file: "fuzz"))
+    let firstRow = size >= 4 ? UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)) : 0
+    if let members = try? PostingBlock.members(of: bytes, firstRow: firstRow) {
+        for member in members { _ = member.positions.withUnsafeBytes(FullTextIndexing.decode) }
+    }
+    var rows: [UInt32] = []
+    _ = try? PostingBlock.appendRows(of: bytes, firstRow: firstRow, to: &rows)
+    _ = FullTextIndexing.decode(bytes)
+    var offset = 0
+    while let _ = Varint.read(bytes, at: &offset) {}
     // The input as the record region of a Tokyo Cabinet file, read as whole-file scans read it.
     for (bigEndian, wideOffsets) in [(true, false), (false, true)] {
         let reader = BlockReader(file: bytes, bigEndian: bigEndian, wideOffsets: wideOffsets, path: "fuzz")
