@@ -94,6 +94,13 @@ private final class Reports {
         #expect(result.stderr.contains("save() during save()"), "\(result.stderr)")
     }
 
+    @Test func writingATableInsideAReadOfItStopsTheProgramNamingIt() throws {
+        // The read's bytes are in Tokyo Cabinet's map, where the write may move the record.
+        let result = try runMisuse("write-inside-read")
+        #expect(result.signaled, "it stopped (status \(result.status)): \(result.stderr)")
+        #expect(result.stderr.contains("was written or closed inside a read of one of its records"), "\(result.stderr)")
+    }
+
     @Test func closingFromAnEnumerateBodyStopsTheProgramNamingIt() throws {
         // The scan would go on adopting objects into the closed store's bookkeeping,
         // which they would then outlive.

@@ -53,11 +53,7 @@ extension CabinetEngine {
         static func directory(_ directory: String) -> String { directory + "/cabinet-indexed" }
 
         static func open(_ directory: String) throws -> ObjectStore {
-            var tuning = TokyoCabinetBackend.Options()
-            tuning.syncOnCommit = Durability.sync
-            let store = try ObjectStore(backend: TokyoCabinetBackend(directory: Indexed.directory(directory), options: tuning))
-            try store.register(Song.self, Playlist.self)
-            return store
+            try CabinetEngine.openStore(at: Indexed.directory(directory), registering: Song.self, Playlist.self)
         }
 
         /// The row of catalogue song `i`: rows count from 2 (row 1 is the class's metadata), in insertion order.

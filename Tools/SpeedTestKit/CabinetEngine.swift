@@ -37,10 +37,15 @@ public enum CabinetEngine: Engine {
     }
 
     static func open(_ directory: String) throws -> ObjectStore {
+        try openStore(at: directory + "/cabinet", registering: Song.self, Playlist.self)
+    }
+
+    /// A store at `path` with the run's durability, `types` registered.
+    static func openStore(at path: String, registering types: StoredObject.Type...) throws -> ObjectStore {
         var tuning = TokyoCabinetBackend.Options()
         tuning.syncOnCommit = Durability.sync
-        let store = try ObjectStore(backend: TokyoCabinetBackend(directory: directory + "/cabinet", options: tuning))
-        try store.register(Song.self, Playlist.self)
+        let store = try ObjectStore(backend: TokyoCabinetBackend(directory: path, options: tuning))
+        for type in types { try store.register(type) }
         return store
     }
 

@@ -80,8 +80,9 @@ struct PostingChanges {
             blocks.append((row, Array(value)))
             return true
         }
-        let first = IndexKeys.entryKey(index: prefix[0], value: Array(prefix.dropFirst()), row: changes.first!.row) + [0]
-        let last = IndexKeys.entryKey(index: prefix[0], value: Array(prefix.dropFirst()), row: changes.last!.row) + [0]
+        let word = Array(prefix.dropFirst())
+        let first = IndexKeys.entryKey(index: prefix[0], value: word, row: changes.first!.row) + [0]
+        let last = IndexKeys.entryKey(index: prefix[0], value: word, row: changes.last!.row) + [0]
         try prefix.withUnsafeBytes { lower in
             try first.withUnsafeBytes { upper in
                 try view.forEach(from: lower, to: upper, descending: true) { key, value in _ = try keep(key, value); return false }
@@ -116,7 +117,6 @@ struct PostingChanges {
             if block.bytes != nil && runs.first?.first?.row != block.firstRow { removed.append(block.firstRow) }
             for run in runs { written.append((run.first!.row, PostingBlock.encode(run))) }
         }
-        let word = Array(prefix.dropFirst())
         for row in removed { try sink(IndexKeys.entryKey(index: prefix[0], value: word, row: row), nil) }
         for (row, bytes) in written { try sink(IndexKeys.entryKey(index: prefix[0], value: word, row: row), bytes) }
     }

@@ -2,14 +2,20 @@
 /// byte but the last. Index records use them where most numbers are small (word
 /// positions, row ID gaps, lengths), so a record is a few bytes, not a few words.
 enum Varint {
-    /// Appends `value`.
-    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+    /// Calls `body` with each byte of `value`'s encoding, in order.
+    @inline(__always)
+    static func encode(_ value: UInt64, _ body: (UInt8) -> Void) {
         var value = value
         while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            body(UInt8(truncatingIfNeeded: value) | 0x80)
             value >>= 7
         }
-        bytes.append(UInt8(value))
+        body(UInt8(value))
+    }
+
+    /// Appends `value`.
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        encode(value) { bytes.append($0) }
     }
 
     /// Reads the varint at `offset` in `bytes` and moves `offset` past it; `nil`
@@ -40,12 +46,7 @@ enum Varint {
 extension DataBuffer {
     /// Writes `value` as a LEB128 varint (``Varint``).
     mutating func writeVarint(_ value: UInt64) {
-        var value = value
-        while value >= 0x80 {
-            writeUInt8(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        writeUInt8(UInt8(value))
+        Varint.encode(value) { writeUInt8($0) }
     }
 
     /// Reads a varint written by ``writeVarint(_:)``: at most `limit`, or the record is malformed.

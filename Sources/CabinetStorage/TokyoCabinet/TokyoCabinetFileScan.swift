@@ -140,20 +140,31 @@ package struct BlockReader {
         return bigEndian ? T(bigEndian: raw) : T(littleEndian: raw)
     }
 
-    /// Tokyo Cabinet's variable-length size: 7 bits per byte, least significant
-    /// first; a byte with the top bit set (negative as a signed byte) continues,
-    /// and carries the bits `255 - byte`. Sizes are 31-bit; longer runs are damage.
+    /// Tokyo Cabinet's variable-length size (``decodeSize(_:_:)``); damage names the block.
     @inline(__always)
     private func varint(_ cursor: inout Int, at block: Int) throws -> Int {
-        var value = 0
-        var shift = 0
-        while true {
-            let byte = try number(UInt8.self, &cursor, at: block)
+        guard let size = BlockReader.decodeSize(file, &cursor) else {
+            throw damaged(at: block, "a size cut short by the end of the file, or one that does not end")
+        }
+        return size
+    }
+
+    /// Tokyo Cabinet's variable-length size at `cursor`: 7 bits per byte, least
+    /// significant first; a byte with the top bit set (negative as a signed byte)
+    /// continues, and carries the bits `255 - byte`. Sizes are 31-bit: a longer
+    /// run, or one cut short by the end of `file`, is `nil`. Moves `cursor` past it.
+    @inline(__always)
+    static func decodeSize(_ file: UnsafeRawBufferPointer, _ cursor: inout Int) -> Int? {
+        var value = 0, shift = 0
+        while cursor < file.count {
+            let byte = file[cursor]
+            cursor += 1
             if byte < 0x80 { return value | Int(byte) << shift }
             value |= Int(255 - byte) << shift
             shift += 7
-            guard shift < 35 else { throw damaged(at: block, "a size that does not end") }
+            if shift >= 35 { return nil }
         }
+        return nil
     }
 
     private func damaged(at offset: Int, _ what: String) -> CabinetError {

@@ -100,7 +100,7 @@ enum TokyoCabinetLookup {
                 continue
             }
             var cursor = offset + header
-            guard let keySize = varint(file, &cursor), let valueSize = varint(file, &cursor),
+            guard let keySize = BlockReader.decodeSize(file, &cursor), let valueSize = BlockReader.decodeSize(file, &cursor),
                   keySize <= mapped - cursor, valueSize <= mapped - cursor - keySize else { return .unsettled }
             let order: Int32
             if count != keySize {
@@ -117,20 +117,5 @@ enum TokyoCabinetLookup {
             offset = next
         }
         return .unsettled
-    }
-
-    /// Tokyo Cabinet's variable-length size (as ``BlockReader``): `nil` if cut short or too long.
-    @inline(__always)
-    private static func varint(_ file: UnsafeRawBufferPointer, _ cursor: inout Int) -> Int? {
-        var value = 0, shift = 0
-        while cursor < file.count {
-            let byte = file[cursor]
-            cursor += 1
-            if byte < 0x80 { return value | Int(byte) << shift }
-            value |= Int(255 - byte) << shift
-            shift += 7
-            if shift >= 35 { return nil }
-        }
-        return nil
     }
 }

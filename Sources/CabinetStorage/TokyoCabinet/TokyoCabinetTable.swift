@@ -42,8 +42,14 @@ final class TokyoCabinetTable: StorageTable {
     var handle: UnsafeMutablePointer<TCHDB>? {
         // Found when the handle is set, never while threads read (``concurrentReads``
         // reads run while no one writes, and a reopen is a write).
-        didSet { lookupByteOrder = handle.flatMap(TokyoCabinetLookup.byteOrder(of:)) }
+        didSet {
+            lookupByteOrder = handle.flatMap(TokyoCabinetLookup.byteOrder(of:))
+            changes &+= 1
+        }
     }
+    /// Counts writes and handle changes, so a read that lent out bytes of Tokyo
+    /// Cabinet's map can tell whether the table changed under them (see ``withValue(forKey:_:)``).
+    private var changes = 0
     private var isClosed = false
     /// Set while the index needs rebuilding after a failed transaction (see ``repairIndexAfterFailedTransaction()``).
     private var needsIndexRebuild = false
@@ -221,6 +227,11 @@ final class TokyoCabinetTable: StorageTable {
         // Found in Tokyo Cabinet's map, or asked of Tokyo Cabinet (see TokyoCabinetLookup).
         // It changes no shared state, so concurrent readers use it too: no one writes meanwhile.
         if let bigEndian = lookupByteOrder, case .found(let value) = TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
+            // The bytes live in the map: a write (or a close) of this table inside
+            // `body` could move or unmap them. None of the store's reads does; one that
+            // did is a clear trap, not a read of freed or rewritten bytes gone unnoticed.
+            let before = changes
+            defer { precondition(changes == before, "Cabinet: \(path) was written or closed inside a read of one of its records; copy the bytes out first") }
             return try body(value)
         }
         if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
@@ -298,6 +309,7 @@ final class TokyoCabinetTable: StorageTable {
         guard value.count <= StorageLimits.largestValue, key.count <= StorageLimits.largestValue else {
             throw CabinetError.valueTooLarge(RecordLocation(file: path), size: max(value.count, key.count), limit: StorageLimits.largestValue)
         }
+        changes &+= 1
         guard tchdbput(hdb, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(scratch), Int32(value.count)) else {
             throw failure("write")
         }
@@ -305,6 +317,7 @@ final class TokyoCabinetTable: StorageTable {
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         let hdb = try open()
+        changes &+= 1
         if tchdbout(hdb, key.baseAddress, Int32(key.count)) { return true }
         if tchdbecode(hdb) == Int32(TCENOREC) { return false }
         throw failure("delete")

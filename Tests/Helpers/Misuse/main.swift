@@ -31,7 +31,7 @@ final class Shared: @unchecked Sendable {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: cabinet-misuse insert-during-save|change-during-save|save-during-save|close-during-enumerate|two-threads|buffer-on-two-threads STORE\n".utf8))
+    FileHandle.standardError.write(Data("usage: cabinet-misuse insert-during-save|change-during-save|save-during-save|close-during-enumerate|write-inside-read|two-threads|buffer-on-two-threads STORE\n".utf8))
     exit(2)
 }
 let store = try ObjectStore(path: arguments[2])
@@ -67,6 +67,19 @@ case "close-during-enumerate":
         if seen == 10 { store.close() }
     }
     print("enumerated \(seen)")
+case "write-inside-read":
+    // A table's read lends out bytes of Tokyo Cabinet's map; writing the table
+    // before they are used up is the misuse (the store's own reads copy them out).
+    let backend = try TokyoCabinetBackend(directory: arguments[2] + "-tables")
+    let table = try backend.openTable(named: "Keys")
+    let key: [UInt8] = [1, 2, 3, 4]
+    try key.withUnsafeBytes { k in try [UInt8](repeating: 7, count: 40).withUnsafeBytes { try table.setValue($0, forKey: k) } }
+    _ = try key.withUnsafeBytes { k in
+        try table.withValue(forKey: k) { bytes in
+            try [UInt8](repeating: 9, count: 4_000).withUnsafeBytes { try table.setValue($0, forKey: k) }
+            return bytes.count
+        }
+    }
 case "two-threads":
     Item.store = nil
     let shared = Shared(store)
