@@ -2,7 +2,7 @@
 # Both install what a fresh Debian machine lacks first.
 
 SWIFT ?= swift
-APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev
+APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
 .PHONY: all deps service-deps build demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m service-smoke service-bench clean
 

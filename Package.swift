@@ -7,6 +7,9 @@ let package = Package(
         .library(name: "Cabinet", targets: ["Cabinet"]),
         // The storage layer alone (tables, files, journal, backends), for tools that need no objects.
         .library(name: "CabinetStorage", targets: ["CabinetStorage"]),
+        // Stores on a Redis server or cluster (RedisBackend), through hiredis: its own
+        // product, so the Cabinet library neither links nor needs libhiredis.
+        .library(name: "CabinetRedis", targets: ["CabinetRedis"]),
         .executable(name: "playlists", targets: ["Playlists"]),
         .executable(name: "speedtest", targets: ["speedtest"]),
         .executable(name: "cabinet", targets: ["CabinetTool"]),
@@ -26,6 +29,12 @@ let package = Package(
             pkgConfig: "tokyocabinet",
             providers: [.apt(["libtokyocabinet-dev", "zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CHiredis",
+            // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a
+            // warning; the header is included as <hiredis/hiredis.h> from the system's include path.
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         // Bytes, tables, files, the journal, locks and the backends: knows no objects.
         .target(
             name: "CabinetStorage",
@@ -35,6 +44,11 @@ let package = Package(
         .target(
             name: "Cabinet",
             dependencies: ["CabinetStorage", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The Redis backend: implements the storage seam over hiredis; knows no objects either.
+        .target(
+            name: "CabinetRedis",
+            dependencies: ["CabinetStorage", "CHiredis"]
         ),
         .executableTarget(
             name: "Playlists",
@@ -137,7 +151,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CabinetTests",
-            dependencies: ["Cabinet", "CabinetStorage", "CTokyoCabinet", "TortureModels", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Cabinet", "CabinetStorage", "CabinetRedis", "CTokyoCabinet", "TortureModels", .product(name: "Logging", package: "swift-log")]
         ),
     ],
     swiftLanguageModes: [.v6]

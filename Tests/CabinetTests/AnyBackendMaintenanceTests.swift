@@ -114,7 +114,7 @@ extension AnyBackendMaintenanceTests {
     @Test(arguments: BackendKind.allCases)
     func aStoreOpenOnAReplacedBackendCannotSaveIntoTheOldTables(_ kind: BackendKind) throws {
         let directory = try TemporaryDirectory()
-        let target: any StorageBackend = kind == .memory ? MemoryBackend(name: "target") : try TokyoCabinetBackend(directory: directory.path + "/target")
+        let target = try kind.newBackend(in: directory, name: "target")
         let open = try ObjectStore(backend: target)
         try open.register(Song.self)
         let kept = Song(); kept.title = "old"
@@ -136,7 +136,7 @@ extension AnyBackendMaintenanceTests {
         #expect(throws: CabinetError.self) { _ = try open.fetchAll(Song.self) }
         open.close()                                     // closes `target` too
 
-        let reopened = try ObjectStore(backend: kind == .memory ? target : try TokyoCabinetBackend(directory: target.path))
+        let reopened = try ObjectStore(backend: kind.reopen(target))
         try reopened.register(Song.self)
         #expect(try reopened.fetchAll(Song.self).map(\.title) == ["copied"])
         reopened.close()

@@ -95,13 +95,13 @@ import Testing
     /// A backend that is neither Tokyo Cabinet nor the system (a key-value server)
     /// reports its own failures in its own domain, not as Tokyo Cabinet codes.
     @Test func anyBackendReportsAFailureInItsOwnDomain() {
-        let redis = CabinetError.Underlying.Domain(rawValue: "redis")
+        let redis = CabinetError.Underlying.Domain(rawValue: "foundationdb")
         let location = RecordLocation(file: "redis://host/music/Song")
         let error = CabinetError.backendFailure(location, operation: "GET",
                                                 underlying: CabinetError.Underlying(domain: redis, code: 1, message: "connection lost"))
         #expect(error.code == .backendFailure && error.location == location && error.operation == "GET")
         #expect(error.underlying?.domain == redis && error.underlying?.code == 1)
-        #expect("\(error)" == "Cabinet: GET failed on 'redis://host/music/Song': connection lost (redis error code 1).")
+        #expect("\(error)" == "Cabinet: GET failed on 'redis://host/music/Song': connection lost (foundationdb error code 1).")
         #expect(CabinetError.backendFailure(location, operation: "GET", underlying: .tokyoCabinet(code: 9, message: "m"))
             == .backendFailure(location, operation: "GET", code: 9, message: "m"), "the Tokyo Cabinet factory is this one in its domain")
     }

@@ -48,9 +48,8 @@ final class LabelV2: StoredObject {
 
     @Test(arguments: BackendKind.allCases)
     func poolBlocksQueryWhatIsCommittedAndWhatTheirGroupStaged(_ kind: BackendKind) async throws {
-        let memory = MemoryBackend()
         let directory = try TemporaryDirectory()
-        let backend: any StorageBackend = kind == .memory ? memory : try TokyoCabinetBackend(directory: directory.path + "/store")
+        let backend = try kind.newBackend(in: directory)
         let pool = try StorePool(backend: backend, classes: [Track.self, Mix.self])
         let first: UInt32 = try await pool.write { store in
             let track = Track("Walking on Sunshine", by: "Katrina", seconds: 240)

@@ -20,6 +20,7 @@ private func openPool(_ kind: BackendKind, _ directory: TemporaryDirectory, fail
     switch kind {
     case .tokyoCabinet: return try StorePool(path: directory.path + "/store", classes: classes)
     case .memory: return try StorePool(backend: MemoryBackend(), classes: classes)
+    case .redis: return try StorePool(backend: TestRedis.backend(), classes: classes)
     }
 }
 

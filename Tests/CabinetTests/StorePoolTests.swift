@@ -23,6 +23,7 @@ private final class PoolFixture {
     let kind: BackendKind
     let directory: TemporaryDirectory
     let memory = MemoryBackend(name: "memory-pool")
+    let redisStore = TestRedis.newStoreName()
 
     init(_ kind: BackendKind) throws {
         self.kind = kind
@@ -34,6 +35,7 @@ private final class PoolFixture {
         switch kind {
         case .tokyoCabinet: return try StorePool(path: directory.path + "/store", classes: classes)
         case .memory: return try StorePool(backend: memory, classes: classes)
+        case .redis: return try StorePool(backend: TestRedis.backend(store: redisStore), classes: classes)
         }
     }
 

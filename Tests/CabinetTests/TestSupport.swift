@@ -1,4 +1,5 @@
 import Cabinet
+import CabinetRedis
 import Foundation
 
 /// A fresh directory under the system's temporary directory, removed when the value is freed.
@@ -18,7 +19,7 @@ final class TemporaryDirectory {
 
 /// The backends every store test runs against.
 enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
-    case tokyoCabinet, memory
+    case tokyoCabinet, memory, redis
     var description: String { rawValue }
 }
 
@@ -27,6 +28,8 @@ final class StoreFixture {
     let kind: BackendKind
     let directory: TemporaryDirectory
     private let memory = MemoryBackend(name: "memory-store")
+    /// The store's name on the test Redis server.
+    let redisStore = TestRedis.newStoreName()
 
     init(_ kind: BackendKind) throws {
         self.kind = kind
@@ -41,6 +44,7 @@ final class StoreFixture {
         switch kind {
         case .tokyoCabinet: store = try ObjectStore(path: storePath, options: options)
         case .memory: store = try ObjectStore(backend: memory, options: options)
+        case .redis: store = try ObjectStore(backend: TestRedis.backend(store: redisStore), options: options)
         }
         for type in types.isEmpty ? [Song.self, Playlist.self, Album.self, Node.self] : types {
             try store.register(type)
@@ -50,7 +54,11 @@ final class StoreFixture {
 
     /// The store's backend, opened afresh (the store must be closed): for tests that look below the store.
     func backend() throws -> any StorageBackend {
-        kind == .memory ? memory : try TokyoCabinetBackend(directory: storePath)
+        switch kind {
+        case .tokyoCabinet: try TokyoCabinetBackend(directory: storePath)
+        case .memory: memory
+        case .redis: try TestRedis.backend(store: redisStore)
+        }
     }
 
     /// A store whose backend counts reads, for faulting tests.

@@ -198,13 +198,11 @@ extension ObjectStore {
                 try table.apply(value, forKey: key)
             }
             committing = true
-            for table in begun {
-                try table.commitTransaction()
-                committed += 1
-            }
+            // One commit per table, or one for all of them where the backend can (Redis).
+            try commitTransactions(of: begun) { committed = $0 }
         } catch {
-            // A table whose commit failed has rolled back itself; the ones after it have not.
-            for table in begun[(committing ? committed + 1 : committed)...] { try? table.abortTransaction() }
+            // commitTransactions has aborted the tables it did not commit; before it, none had committed.
+            if !committing { for table in begun { try? table.abortTransaction() } }
             throw JournalApplyFailure(error: error, committedTables: committed)
         }
     }

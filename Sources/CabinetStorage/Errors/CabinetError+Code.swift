@@ -132,6 +132,11 @@ extension CabinetError {
         /// Until then the files may be half-written, so nothing is read from them.
         /// Sets ``CabinetError/path``, ``CabinetError/reason``.
         public static let recoveryPending = Code(rawValue: "recoveryPending")
+        /// Another process saved the same records (or the same index) of a shared
+        /// store first, so this save would overwrite what it has not seen: nothing
+        /// was written and the changes stay pending. Sets ``CabinetError/path``,
+        /// ``CabinetError/reason``. Call `refresh` on the objects involved (or reopen) and save again.
+        public static let saveConflict = Code(rawValue: "saveConflict")
 
         /// Whether `error` is a ``CabinetError`` with this code: what makes a code a
         /// `catch` (or `case`) pattern.

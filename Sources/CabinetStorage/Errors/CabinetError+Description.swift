@@ -75,6 +75,8 @@ extension CabinetError {
             return "Cabinet: '\(path)' is not a Cabinet store: \(reason). Check the path; this operation opens only an existing store and never creates one."
         case .recoveryPending:
             return "Cabinet: the store '\(path)' has a save to finish (\(reason)); open it writable once to finish it (the app, or `cabinet compact`). A read-only open writes nothing, so it cannot."
+        case .saveConflict:
+            return "Cabinet: another process saved the store '\(path)' first (\(reason)); nothing of this save was written and its changes are still pending. Refresh the objects involved, then save again."
         default:
             let place = location.map { " at \($0)" } ?? self.path.map { " in the store '\($0)'" } ?? ""
             return "Cabinet: \(code)\(place)" + (self.reason.map { ": \($0)." } ?? ".")

@@ -209,4 +209,10 @@ extension CabinetError {
     public static func recoveryPending(path: String, reason: String) -> CabinetError {
         CabinetError(.recoveryPending, path: path, reason: reason)
     }
+
+    /// A ``Code/saveConflict`` error: another process saved what this save would
+    /// change in the shared store at `path` first, for `reason`; nothing was written.
+    public static func saveConflict(path: String, reason: String) -> CabinetError {
+        CabinetError(.saveConflict, path: path, reason: reason)
+    }
 }

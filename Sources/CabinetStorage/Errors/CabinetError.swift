@@ -151,6 +151,10 @@ extension CabinetError {
             public static let tokyoCabinet = Domain(rawValue: "tokyoCabinet")
             /// The operating system: ``Underlying/code`` is an `errno` value (`ENOSPC`, `EACCES`, …).
             public static let posix = Domain(rawValue: "posix")
+            /// Redis (the `CabinetRedis` backend): ``Underlying/code`` is hiredis's error
+            /// code for a failed connection (`REDIS_ERR_IO`, `REDIS_ERR_EOF`, …), or 0 for
+            /// an error reply of the server, whose first word (`OOM`, `NOAUTH`) leads the message.
+            public static let redis = Domain(rawValue: "redis")
 
             /// The domain's name, as in `"posix"`.
             public let rawValue: String
@@ -197,6 +201,7 @@ extension CabinetError {
             switch domain {
             case .tokyoCabinet: "\(message) (error code \(code))"
             case .posix: "\(message) (errno \(code))"
+            case .redis: code == 0 ? "Redis said: \(message)" : "\(message) (hiredis error \(code))"
             default: "\(message) (\(domain) error code \(code))"
             }
         }

@@ -117,7 +117,14 @@ extension StorageTable {
 /// changes several tables. If one commit fails, that table has rolled itself
 /// back: the ones after it are aborted, `partial` learns how many committed
 /// before it (their changes stay), and the error is thrown.
+///
+/// Tables whose backend commits several transactions as one (``GroupCommittingTable``:
+/// Redis's `MULTI`/`EXEC`) commit together instead: all of them or none.
 package func commitTransactions(of tables: [any StorageTable], partial: (_ committed: Int) -> Void = { _ in }) throws {
+    if tables.count > 1, let first = tables.first as? any GroupCommittingTable,
+       tables.dropFirst().allSatisfy({ first.canCommitTogether(with: $0) }) {
+        return try first.commitTogether(tables)
+    }
     var committed = 0
     do {
         for table in tables {
@@ -129,6 +136,28 @@ package func commitTransactions(of tables: [any StorageTable], partial: (_ commi
         partial(committed)
         throw error
     }
+}
+
+/// A table whose backend can commit the open transactions of several of its
+/// tables as one, all or nothing (a Redis store's `MULTI`/`EXEC`), so that a
+/// save across several tables needs no journal (``StoreServices/needsJournal``
+/// is `false`). A save commits its tables through it when they all say
+/// ``canCommitTogether(with:)``:
+/// ```swift
+/// if let first = tables.first as? any GroupCommittingTable,
+///    tables.allSatisfy({ first.canCommitTogether(with: $0) }) {
+///     try first.commitTogether(tables)          // every transaction, or none
+/// }
+/// ```
+public protocol GroupCommittingTable: StorageTable {
+    /// Whether `other` is a table this one can commit together with (the same store's).
+    func canCommitTogether(with other: any StorageTable) -> Bool
+
+    /// Commits the open transactions of `tables` (this one among them, all of
+    /// them accepted by ``canCommitTogether(with:)``) as one. If it throws,
+    /// none of them was committed and every one has rolled back, as
+    /// ``StorageTable/commitTransaction()`` does for one table.
+    func commitTogether(_ tables: [any StorageTable]) throws
 }
 
 /// Runs `body` with a record's key and value (`nil`: removed) as raw bytes, as

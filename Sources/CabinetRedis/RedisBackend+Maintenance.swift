@@ -1,0 +1,126 @@
+import CabinetStorage
+
+extension RedisBackend {
+    /// How long an unfinished restore's copy stays on the server: each batch of
+    /// the copy renews it, and the restore's `EXEC` makes the copy permanent.
+    static let restoreCopyLifetime = 3600
+
+    /// Keys of the store that are neither a table nor one of its values (left
+    /// by another program, or of a damaged table list), and tables of the list
+    /// whose keys have the wrong type. A restore's unfinished copy is reported
+    /// too: it expires by itself within an hour.
+    public func storageProblems() throws -> [StorageProblem] {
+        try session.checkOpen()
+        var known: Set<String> = [keys.tables, keys.formatMarker, keys.catalog, keys.journal, keys.version, keys.log]
+        var problems: [StorageProblem] = []
+        for name in try tableNames() {
+            known.insert(keys.table(name))
+            known.insert(keys.order(name))
+        }
+        var cursor = "0"
+        repeat {
+            let reply = try session.call(command("SCAN", cursor, "MATCH", keys.pattern, "COUNT", "1000"), operation: "scan the store's keys")
+            guard let parts = reply.elements, parts.count == 2, let next = parts[0].bytes, let found = parts[1].elements else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "SCAN gave a reply of an unexpected shape")
+            }
+            cursor = String(decoding: next, as: UTF8.self)
+            for key in found.compactMap(\.bytes).map({ String(decoding: $0, as: UTF8.self) }) where !known.contains(key) {
+                guard key.hasPrefix(keys.tag) else { continue }   // MATCH is a pattern: {a}* also matches {a}x… only with the tag
+                if key.hasPrefix(keys.restorePrefix) {
+                    problems.append(StorageProblem(location: RecordLocation(file: path + " " + key),
+                                                   reason: "the copy of a restore that did not finish; it expires within an hour (or remove it: redis-cli UNLINK '\(key)')"))
+                } else {
+                    problems.append(StorageProblem(location: RecordLocation(file: path + " " + key),
+                                                   reason: "a key with the store's tag that is neither one of its tables nor of its values; move it away if it is not yours"))
+                }
+            }
+        } while cursor != "0"
+        return problems.sorted { $0.location.description < $1.location.description }
+    }
+
+    /// Replaces the store with a copy of `source`: the copy goes into keys of
+    /// its own (`{store}/restore/TOKEN/…`, which expire unless the restore
+    /// finishes), then one `MULTI`/`EXEC` removes the old keys and renames the
+    /// copy into place, under `WATCH` of the copy's keys. All or nothing: a
+    /// process that dies before the `EXEC` leaves the store as it was.
+    public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
+        try session.checkWritable()
+        let prefix = keys.restorePrefix + RedisSession.hex(RedisSession.newToken()) + "/"
+        var copied: [(table: String, ordered: Bool, hash: String?, order: String?)] = []
+        for name in try source.tableNames() {
+            let from = try source.openTable(named: name)
+            let ordered = from is any OrderedStorageTable
+            let hash = prefix + "t:" + name, order = prefix + "o:" + name
+            var wrote = false
+            var batch: [RedisCommand] = []
+            var sets = command("HSET", hash), adds = command("ZADD", order)
+            func flush() throws {
+                if sets.arguments.count > 2 { batch.append(sets); sets = command("HSET", hash) }
+                if adds.arguments.count > 2 { batch.append(adds); adds = command("ZADD", order) }
+                guard !batch.isEmpty else { return }
+                // Each batch with its expiry in one EXEC: a copy is never left without one.
+                batch.insert(command("MULTI"), at: 0)
+                batch.append(command("EXPIRE", hash, String(RedisBackend.restoreCopyLifetime)))
+                if ordered { batch.append(command("EXPIRE", order, String(RedisBackend.restoreCopyLifetime))) }
+                batch.append(command("EXEC"))
+                let replies = try session.callAll(batch, operation: "restore (copy \(name))")
+                if replies.last?.elements == nil {
+                    throw session.serverError("the copy's EXEC did not run", operation: "restore (copy \(name))")
+                }
+                batch = []
+                wrote = true
+            }
+            try from.forEach { key, value in
+                sets.append(key); sets.append(value)
+                if ordered { adds.append("0"); adds.append(key) }
+                if sets.arguments.count >= 2 + 2 * 512 {
+                    batch.append(sets); sets = command("HSET", hash)
+                    if ordered { batch.append(adds); adds = command("ZADD", order) }
+                    if batch.count >= 16 { try flush() }
+                }
+                return true
+            }
+            try flush()
+            copied.append((name, ordered, wrote ? hash : nil, wrote && ordered ? order : nil))
+        }
+        // The switch: old keys out, the copy in, as one EXEC.
+        var body = [command("MULTI")]
+        for name in try tableNames() {
+            body.append(command("UNLINK", keys.table(name), keys.order(name)))
+        }
+        body.append(command("UNLINK", keys.tables, keys.catalog, keys.journal))
+        for item in copied {
+            body.append(command("HSET", keys.tables, item.table, (item.ordered ? RedisKeys.TableKind.ordered : .hash).rawValue))
+            if let hash = item.hash { body += [command("RENAME", hash, keys.table(item.table)), command("PERSIST", keys.table(item.table))] }
+            if let order = item.order { body += [command("RENAME", order, keys.order(item.table)), command("PERSIST", keys.order(item.table))] }
+        }
+        body.append(command("SET", keys.formatMarker, formatMarker))
+        if let catalog = try source.services.readCatalog() {
+            body.append(RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), catalog.encoded]))
+        }
+        var entry = RedisCommitLog.Entry(token: RedisSession.newToken())
+        entry.wholeStore = true
+        body.append(command("INCR", keys.version))
+        body.append(RedisCommand(arguments: [Array("LPUSH".utf8), Array(keys.log.utf8), entry.encoded]))
+        body.append(command("LTRIM", keys.log, "0", String(RedisCommitLog.capacity - 1)))
+        body.append(command("EXEC"))
+        let watched = copied.flatMap { [$0.hash, $0.order].compactMap { $0 } }
+        closeTables()
+        let replies = try session.withConnection { connection in
+            // WATCH and EXEC on one connection: a copy another process removed meanwhile stops the switch.
+            if !watched.isEmpty { _ = try connection.send(watched.map { command("WATCH", $0) }, operation: "restore") }
+            return try connection.send(body, operation: "restore (switch to the copy)")
+        }
+        if let refused = replies.dropLast().lazy.compactMap(\.errorMessage).first {
+            throw session.serverError(refused, operation: "restore (nothing was replaced)")
+        }
+        guard case .array(let results)? = replies.last else {
+            throw session.serverError(replies.last?.errorMessage ?? "the restore's copy was changed or expired before the switch",
+                                                 operation: "restore (nothing was replaced)")
+        }
+        if let failed = results.lazy.compactMap(\.errorMessage).first {
+            throw session.serverError(failed, operation: "restore (the switch failed part way: run `cabinet verify`)")
+        }
+        session.knownVersion = try session.currentVersion()
+    }
+}

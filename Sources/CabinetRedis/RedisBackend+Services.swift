@@ -1,0 +1,63 @@
+import CabinetStorage
+
+/// The journal, format marker and catalog are plain string keys beside the
+/// tables (`{store}/format`, `{store}/catalog`, `{store}/journal`); a `SET`
+/// replaces a value whole, and it is as durable as the server's AOF setting makes it.
+extension RedisBackend: StoreServices {
+    /// Whether the backend was opened with ``Options/readOnly``. There is no
+    /// writer's lock: several processes may write one Redis store, each save
+    /// checked against the others' (see ``RedisBackend``).
+    public var isReadOnly: Bool { session.readOnly }
+
+    /// Runs `body`. Each command is atomic on the server and each save one
+    /// `MULTI`/`EXEC`, so a single read never sees half a save; a read made of
+    /// several commands may see the saves other processes commit between them.
+    public func withCommittedState<R>(_ body: () throws -> R) throws -> R { try body() }
+
+    /// Runs `body`: a save is one `MULTI`/`EXEC`, which readers elsewhere see whole.
+    public func withExclusiveCommit<R>(_ body: () throws -> R) throws -> R { try body() }
+
+    /// `false`: a save across several tables is one `MULTI`/`EXEC` (``GroupCommittingTable``), all or nothing without a journal.
+    public var needsJournal: Bool { false }
+
+    public var journalLocation: String { path + " " + keys.journal }
+
+    public func writeJournal(_ bytes: [UInt8]) throws {
+        try session.checkWritable()
+        try session.call(RedisCommand(arguments: [Array("SET".utf8), Array(keys.journal.utf8), bytes]), operation: "write the journal")
+    }
+
+    public func readJournal() throws -> [UInt8]? {
+        try session.call(command("GET", keys.journal), operation: "read the journal").bytes
+    }
+
+    public func removeJournal() throws {
+        try session.checkWritable()
+        try session.call(command("DEL", keys.journal), operation: "remove the journal")
+    }
+
+    public var formatMarkerLocation: String { path + " " + keys.formatMarker }
+
+    public func readFormatMarker() throws -> String? {
+        try session.call(command("GET", keys.formatMarker), operation: "read the format marker").bytes.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    public func writeFormatMarker(_ text: String) throws {
+        try session.checkWritable()
+        try session.call(command("SET", keys.formatMarker, text), operation: "write the format marker")
+    }
+
+    public func readCatalog() throws -> StoreCatalog? {
+        try session.call(command("GET", keys.catalog), operation: "read the catalog").bytes
+            .map { try StoreCatalog(encoded: $0, file: path + " " + keys.catalog) }
+    }
+
+    public func writeCatalog(_ catalog: StoreCatalog) throws {
+        try session.checkWritable()
+        try session.call(RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), catalog.encoded]), operation: "write the catalog")
+    }
+
+    /// Always empty: a save is applied whole by `EXEC` or not at all, and an
+    /// interrupted restore's copy expires by itself (docs/FORMAT.md).
+    public func pendingRecovery() throws -> [PendingRecovery] { [] }
+}

@@ -1,0 +1,200 @@
+import CabinetStorage
+
+/// A store kept on a Redis server (or a Redis Cluster), for services that
+/// outgrow one machine: the same `StoredObject` classes, the same
+/// `ObjectStore` API, several processes on several machines on one store.
+///
+/// ```swift
+/// let backend = try RedisBackend(host: "127.0.0.1", port: 6379, store: "music")
+/// let store = try ObjectStore(backend: backend)
+/// try store.register(Song.self, Playlist.self)
+/// ```
+/// Each table is a hash `{music}:Song` (field: the record's key, value: the
+/// same bytes a Tokyo Cabinet file holds, checksums included); every key
+/// carries the store's name as a hash tag, so a store is on one cluster slot
+/// and a save is one `MULTI`/`EXEC` across its classes: all or nothing,
+/// without a journal. See docs/FORMAT.md, "Redis".
+///
+/// **Several processes.** There is no writer's lock: saves are optimistic.
+/// A save watches the store's version; if other processes saved since this
+/// one last did (or opened), it reads what they changed from the store's log,
+/// and only if they changed a record this save changes too (or an index it
+/// changes) does it throw ``CabinetError/Code-swift.struct/saveConflict``,
+/// with nothing written and the changes still pending.
+///
+/// **Failures** (server down, connection dropped, a timeout, `maxmemory`,
+/// a refused password) throw ``CabinetError/Code-swift.struct/backendFailure`` in the
+/// ``CabinetError/Underlying/Domain/redis`` domain; nothing of a failed save
+/// is written, and the next call connects again. The password never appears
+/// in ``path``, messages or logs.
+public final class RedisBackend: StorageBackend {
+    /// How to reach the server and how long to wait for it.
+    public struct Options: Sendable {
+        /// The password for `AUTH` (a server with `requirepass`), unless the URL has one. Never printed.
+        public var password: String?
+        /// The ACL user for `AUTH`, if not the default one.
+        public var username: String?
+        /// The database number (`SELECT`); 0 on a cluster.
+        public var database = 0
+        /// Opens the store for reading only: every write throws ``CabinetError/Code-swift.struct/readOnly``.
+        public var readOnly = false
+        /// How long connecting may take.
+        public var connectTimeout: Duration = .seconds(5)
+        /// How long one exchange with the server may take before it counts as a failure.
+        public var commandTimeout: Duration = .seconds(30)
+
+        public init() {}
+    }
+
+    /// `redis://host:port/database/store`, without credentials: for messages and `cabinet info`.
+    public let path: String
+    /// The server, database and store.
+    public let address: RedisAddress
+    let session: RedisSession
+    private var tables: [String: RedisTable] = [:]
+
+    /// Connects to the store `store` on the server at `host`:`port`.
+    ///
+    /// ```swift
+    /// var options = RedisBackend.Options(); options.password = secret
+    /// let backend = try RedisBackend(host: "10.0.0.5", port: 6379, store: "music", options: options)
+    /// ```
+    /// Throws ``CabinetError/Code-swift.struct/backendFailure`` if the server cannot be reached
+    /// or refuses the password, ``CabinetError/Code-swift.struct/notAStore`` for a bad name.
+    public convenience init(host: String, port: Int = 6379, store: String, options: Options = Options()) throws {
+        try self.init(address: RedisAddress(host: host, port: port, database: options.database,
+                                            username: options.username, password: options.password, store: store),
+                      options: options)
+    }
+
+    /// Connects to the store at `url`: `redis://[[user]:password@]host[:port][/database][/store]`;
+    /// `store` names it when the URL does not.
+    ///
+    /// ```swift
+    /// let backend = try RedisBackend(url: "redis://127.0.0.1:6379/0", store: "music")
+    /// let same = try RedisBackend(url: "redis://127.0.0.1:6379/0/music")
+    /// ```
+    public convenience init(url: String, store: String? = nil, options: Options = Options()) throws {
+        var address = try RedisAddress(url: url, store: store)
+        if address.password == nil { address.password = options.password }
+        if address.username == nil { address.username = options.username }
+        try self.init(address: address, options: options)
+    }
+
+    /// Connects to the store at `address`.
+    public init(address: RedisAddress, options: Options = Options()) throws {
+        self.address = address
+        path = address.description
+        session = RedisSession(address: address, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout,
+                               readOnly: options.readOnly)
+        // Connects (and authenticates) now, so a wrong address or password fails here.
+        session.knownVersion = try session.currentVersion()
+    }
+
+    deinit { session.disconnectAll() }
+
+    public var services: any StoreServices { self }
+
+    var keys: RedisKeys { session.keys }
+
+    /// Tells `handler` of each save of another process this backend learnt of
+    /// while saving (one that changed nothing this save changed).
+    package func onOthersSaved(_ handler: @escaping (_ tables: [String: Set<[UInt8]>?], _ wholeStore: Bool) -> Void) {
+        session.othersSaved = { entry in handler(entry.tables, entry.wholeStore) }
+    }
+
+    // MARK: Tables
+
+    public func openTable(named name: String) throws -> any StorageTable {
+        try open(name, ordered: false)
+    }
+
+    public func openOrderedTable(named name: String) throws -> any OrderedStorageTable {
+        try open(name, ordered: true) as! RedisOrderedTable
+    }
+
+    private func open(_ name: String, ordered: Bool) throws -> RedisTable {
+        try session.checkOpen()
+        if let table = tables[name] {
+            if ordered && !(table is RedisOrderedTable) { throw notOrdered(name) }
+            return table
+        }
+        let listed = try session.call(command("HGET", keys.tables, name), operation: "open table").bytes
+        var kind = listed.flatMap { RedisKeys.TableKind(rawValue: String(decoding: $0, as: UTF8.self)) }
+        if listed != nil && kind == nil {
+            throw CabinetError.notADatabase(RecordLocation(file: location(ofTable: name)),
+                                            reason: "the store's table list names it with an unknown kind '\(String(decoding: listed!, as: UTF8.self))'")
+        }
+        if kind == nil {
+            guard !session.readOnly else {
+                throw CabinetError.readOnly(path: path, reason: "the table '\(name)' does not exist, and opening it would create it")
+            }
+            kind = ordered ? .ordered : .hash
+            // HSETNX: two processes creating it at once agree on its kind.
+            try session.call(command("HSETNX", keys.tables, name, kind!.rawValue), operation: "create table")
+            kind = try session.call(command("HGET", keys.tables, name), operation: "open table").bytes
+                .flatMap { RedisKeys.TableKind(rawValue: String(decoding: $0, as: UTF8.self)) } ?? kind
+        }
+        if ordered && kind != .ordered { throw notOrdered(name) }
+        try checkType(of: keys.table(name), expected: "hash", table: name)
+        if kind == .ordered { try checkType(of: keys.order(name), expected: "zset", table: name) }
+        let table = kind == .ordered ? RedisOrderedTable(session: session, name: name, path: location(ofTable: name))
+                                     : RedisTable(session: session, name: name, path: location(ofTable: name))
+        tables[name] = table
+        return table
+    }
+
+    private func notOrdered(_ name: String) -> CabinetError {
+        CabinetError.notADatabase(RecordLocation(file: location(ofTable: name)), reason: "it is a table that keeps no order, where an ordered one was expected")
+    }
+
+    /// A key in a table's place that is not of the table's type is not the table.
+    private func checkType(of key: String, expected: String, table: String) throws {
+        guard case .status(let type) = try session.call(command("TYPE", key), operation: "open table"),
+              type == "none" || type == expected else {
+            throw CabinetError.notADatabase(RecordLocation(file: location(ofTable: table)),
+                                            reason: "the key \(key) is not a \(expected)")
+        }
+    }
+
+    public func removeTable(named name: String) throws {
+        try session.checkWritable()
+        tables.removeValue(forKey: name)?.close()
+        var entry = RedisCommitLog.Entry(token: RedisSession.newToken())
+        entry.touchWhole(name)
+        try session.commit([], extra: [command("DEL", keys.table(name)), command("DEL", keys.order(name)),
+                                       command("HDEL", keys.tables, name)], logged: entry)
+    }
+
+    public func tableNames() throws -> [String] {
+        let names = try session.call(command("HKEYS", keys.tables), operation: "list tables").elements ?? []
+        return names.compactMap { $0.bytes.map { String(decoding: $0, as: UTF8.self) } }.sorted()
+    }
+
+    public func hasTable(named name: String) throws -> Bool {
+        try session.call(command("HEXISTS", keys.tables, name), operation: "look for table").integer == 1
+    }
+
+    public func location(ofTable name: String) -> String { path + "/" + name }
+
+    public func close() {
+        for table in tables.values { table.close() }
+        tables = [:]
+        session.isClosed = true
+        session.disconnectAll()
+    }
+
+    func command(_ words: String...) -> RedisCommand { RedisCommand(arguments: words.map { Array($0.utf8) }) }
+
+    /// The tables handed out, closed: for ``replaceContents(with:formatMarker:)``.
+    func closeTables() {
+        for table in tables.values { table.close() }
+        tables = [:]
+    }
+}
+
+extension RedisBackend: ConcurrentReadingBackend {
+    /// `true`: each read takes a connection of its own, and a table's
+    /// transaction state is only changed by the writer, while no one reads.
+    public var allowsConcurrentReads: Bool { true }
+}

@@ -1,0 +1,197 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CabinetStorage
+import CHiredis
+
+/// One synchronous connection to the server that holds a store, through hiredis.
+///
+/// Commands go out pipelined (``send(_:operation:)``: all written, then all
+/// replies read). A connection that fails (refused, dropped, timed out) is
+/// closed and the error thrown; the next call connects afresh, authenticates
+/// and selects the database again. A cluster node that does not own the
+/// store's slot answers `MOVED`: the connection moves to the node named and
+/// sends the commands again (nothing of them ran), so the store follows its
+/// slot through topology changes. Not thread-safe: one backend, one thread at a time.
+final class RedisConnection {
+    let address: RedisAddress
+    /// Where errors say the failure happened: the store, without credentials.
+    let location: String
+    var connectTimeout: Duration
+    var commandTimeout: Duration
+    /// The node the store's slot is on, once a `MOVED` named it (a cluster); else the address's.
+    private(set) var node: (host: String, port: Int)
+    private var context: UnsafeMutablePointer<redisContext>?
+
+    init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration) {
+        self.address = address
+        self.location = address.description
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
+        node = (address.host, address.port)
+    }
+
+    deinit { disconnect() }
+
+    var isConnected: Bool { context != nil }
+
+    /// Closes the socket; the next command connects again.
+    func disconnect() {
+        if let context { redisFree(context) }
+        context = nil
+    }
+
+    /// Sends one command and returns its reply; an error reply is thrown.
+    @discardableResult
+    func call(_ command: RedisCommand, operation: String? = nil) throws -> RedisReply {
+        let reply = try send([command], operation: operation ?? command.name)[0]
+        if let message = reply.errorMessage { throw serverError(message, operation: operation ?? command.name) }
+        return reply
+    }
+
+    /// Sends `commands` in one pipeline and returns their replies, error replies
+    /// included (the caller decides which are failures). Throws if the
+    /// connection fails; then none of the replies is known.
+    func send(_ commands: [RedisCommand], operation: String) throws -> [RedisReply] {
+        var redirections = 0
+        var waited: Duration = .zero
+        while true {
+            let replies = try exchange(commands, operation: operation)
+            if let moved = replies.lazy.compactMap(\.errorMessage).first(where: { $0.hasPrefix("MOVED ") }) {
+                // The slot lives on another node: go there and send it all again.
+                redirections += 1
+                guard redirections <= 5, let target = RedisConnection.redirectionTarget(moved, currentHost: node.host) else {
+                    throw serverError(moved, operation: operation)
+                }
+                disconnect()
+                node = target
+                continue
+            }
+            if replies.contains(where: { $0.errorMessage?.hasPrefix("ASK ") == true || $0.errorMessage?.hasPrefix("TRYAGAIN") == true }) {
+                // The slot is being moved between nodes: wait for the move to finish (then MOVED says where).
+                guard waited < commandTimeout else {
+                    throw serverError("the store's cluster slot stayed in migration for \(waited)", operation: operation)
+                }
+                usleep(50_000)
+                waited += .milliseconds(50)
+                continue
+            }
+            return replies
+        }
+    }
+
+    /// `MOVED 3999 127.0.0.1:6381` → the host and port.
+    static func redirectionTarget(_ message: String, currentHost: String) -> (host: String, port: Int)? {
+        let words = message.split(separator: " ")
+        guard words.count == 3, let colon = words[2].lastIndex(of: ":"),
+              let port = Int(words[2][words[2].index(after: colon)...]) else { return nil }
+        var host = String(words[2][..<colon])
+        if host.isEmpty { host = currentHost }   // Redis 7 leaves out the host when it is the one asked
+        return (host, port)
+    }
+
+    private func exchange(_ commands: [RedisCommand], operation: String) throws -> [RedisReply] {
+        let context = try connected(operation: operation)
+        for command in commands {
+            let status = RedisConnection.withArgv(command) { count, argv, lengths in
+                redisAppendCommandArgv(context, count, argv, lengths)
+            }
+            if status != REDIS_OK { throw connectionFailure(operation: operation) }
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReply(context, &raw) == REDIS_OK, let raw else { throw connectionFailure(operation: operation) }
+            let reply = raw.assumingMemoryBound(to: redisReply.self)
+            replies.append(RedisReply(reply))
+            freeReplyObject(raw)
+        }
+        return replies
+    }
+
+    /// The open connection, or a new one: connected, authenticated, on its database.
+    private func connected(operation: String) throws -> UnsafeMutablePointer<redisContext> {
+        if let context { return context }
+        guard let made = redisConnectWithTimeout(node.host, Int32(node.port), RedisConnection.timeval(connectTimeout)) else {
+            throw CabinetError.backendFailure(RecordLocation(file: location), operation: operation,
+                                              underlying: .init(domain: .redis, code: REDIS_ERR_OOM, message: "hiredis could not allocate a connection"))
+        }
+        context = made
+        if made.pointee.err != 0 {
+            let error = connectionFailure(operation: "connect to \(node.host):\(node.port)")
+            throw error
+        }
+        _ = redisSetTimeout(made, RedisConnection.timeval(commandTimeout))
+        var setup: [RedisCommand] = []
+        if let password = address.password {
+            setup.append(address.username.map { RedisCommand("AUTH", $0, password) } ?? RedisCommand("AUTH", password))
+        }
+        if address.database != 0 { setup.append(RedisCommand("SELECT", String(address.database))) }
+        guard !setup.isEmpty else { return made }
+        let replies = try exchange(setup, operation: operation)
+        for (command, reply) in zip(setup, replies) {
+            if let message = reply.errorMessage {
+                disconnect()
+                // AUTH's words are never shown: only the command's name and what the server said.
+                throw serverError(message, operation: command.name == "AUTH" ? "authenticate" : "select database \(address.database)")
+            }
+        }
+        return made
+    }
+
+    /// A failure of the connection itself: it is closed, so the next call reconnects.
+    private func connectionFailure(operation: String) -> CabinetError {
+        var code: Int32 = REDIS_ERR_OTHER
+        var message = "the connection failed"
+        if let context {
+            code = context.pointee.err
+            message = withUnsafeBytes(of: context.pointee.errstr) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        disconnect()
+        return CabinetError.backendFailure(RecordLocation(file: location), operation: operation,
+                                           underlying: .init(domain: .redis, code: code, message: message + " (server \(node.host):\(node.port))"))
+    }
+
+    /// An error reply of the server, as a ``CabinetError``.
+    func serverError(_ message: String, operation: String) -> CabinetError {
+        RedisConnection.serverError(message, operation: operation, location: location)
+    }
+
+    static func serverError(_ message: String, operation: String, location: String) -> CabinetError {
+        CabinetError.backendFailure(RecordLocation(file: location), operation: operation,
+                                    underlying: .init(domain: .redis, code: 0, message: message))
+    }
+
+    private static func timeval(_ duration: Duration) -> Glibc.timeval {
+        let (seconds, attoseconds) = duration.components
+        return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+
+    /// Calls `body` with hiredis's argv: pointers into one copy of the arguments.
+    private static func withArgv<R>(_ command: RedisCommand,
+                                    _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
+        let total = command.arguments.reduce(0) { $0 + $1.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(total, 1)) { storage in
+            var pointers: [UnsafePointer<CChar>?] = []
+            var lengths: [Int] = []
+            pointers.reserveCapacity(command.arguments.count)
+            lengths.reserveCapacity(command.arguments.count)
+            var offset = 0
+            let base = storage.baseAddress!
+            for argument in command.arguments {
+                argument.withUnsafeBufferPointer { bytes in
+                    if let source = bytes.baseAddress { (base + offset).initialize(from: source, count: bytes.count) }
+                }
+                pointers.append(UnsafeRawPointer(base + offset).assumingMemoryBound(to: CChar.self))
+                lengths.append(argument.count)
+                offset += argument.count
+            }
+            return pointers.withUnsafeMutableBufferPointer { argv in
+                lengths.withUnsafeBufferPointer { lengths in body(Int32(argv.count), argv.baseAddress!, lengths.baseAddress!) }
+            }
+        }
+    }
+}

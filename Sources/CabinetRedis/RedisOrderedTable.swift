@@ -1,0 +1,120 @@
+import CabinetStorage
+
+/// An ordered table of a Redis store: the records in a hash (as ``RedisTable``)
+/// and their keys in a sorted set of score 0 beside it, which Redis orders by
+/// their bytes (`memcmp`, then the shorter first), the order of
+/// ``OrderedStorageTable``; ranges are read with `ZRANGEBYLEX`.
+final class RedisOrderedTable: RedisTable, OrderedStorageTable {
+    let orderKey: [UInt8]
+
+    override init(session: RedisSession, name: String, path: String) {
+        orderKey = Array(session.keys.order(name).utf8)
+        super.init(session: session, name: name, path: path)
+    }
+
+    /// Always `false`: a `MULTI`/`EXEC` is applied whole or not at all.
+    var isDamaged: Bool { false }
+
+    override var byteCount: UInt64 {
+        guard (try? checkOpen()) != nil else { return 0 }
+        return memoryUsage(of: [key, orderKey])
+    }
+
+    func removeAll() throws {
+        try beginTransaction()
+        clear()
+        try commitTransaction()
+    }
+
+    override func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEach(from: nil, to: nil, descending: false, body)
+    }
+
+    override func appendCommit(to commands: inout [RedisCommand], log: inout RedisCommitLog.Entry) {
+        guard let pending else { return }
+        super.appendCommit(to: &commands, log: &log)
+        // An index's keys depend on each other (a posting block's range): another
+        // process's save to the same index is a conflict whatever keys it changed.
+        log.touchWhole(name)
+        if pendingClear { commands.append(command("DEL", key: orderKey)) }
+        var adds = command("ZADD", key: orderKey), removes = command("ZREM", key: orderKey)
+        func flush() {
+            if adds.arguments.count > 2 { commands.append(adds); adds = command("ZADD", key: orderKey) }
+            if removes.arguments.count > 2 { commands.append(removes); removes = command("ZREM", key: orderKey) }
+        }
+        for (field, value) in pending {
+            if value != nil {
+                adds.append("0"); adds.append(field)
+            } else if !pendingClear {
+                removes.append(field)
+            }
+            if adds.arguments.count >= 2 + 2 * 512 || removes.arguments.count >= 2 + 512 { flush() }
+        }
+        flush()
+    }
+
+    func forEach(from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?, descending: Bool,
+                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try checkOpen()
+        let lowerBytes = lower.map { Array($0) }, upperBytes = upper.map { Array($0) }
+        func inRange(_ key: [UInt8]) -> Bool {
+            if let lowerBytes, RedisOrderedTable.precedes(key, lowerBytes) { return false }
+            if let upperBytes, !RedisOrderedTable.precedes(key, upperBytes) { return false }
+            return true
+        }
+        func before(_ a: [UInt8], _ b: [UInt8]) -> Bool { descending ? RedisOrderedTable.precedes(b, a) : RedisOrderedTable.precedes(a, b) }
+        // The transaction's own changes in the range, merged into the server's keys in order.
+        let changes = (pending ?? [:]).filter { inRange($0.key) }.sorted { before($0.key, $1.key) }
+        var next = 0
+        func yield(_ key: [UInt8], _ value: [UInt8]) throws -> Bool {
+            try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }
+        }
+        // Pending changes that come before `key` (all of them when `key` is nil): false if `body` stopped.
+        func yieldChanges(before key: [UInt8]?) throws -> Bool {
+            while next < changes.count, key.map({ before(changes[next].key, $0) }) ?? true {
+                defer { next += 1 }
+                if let value = changes[next].value, try !yield(changes[next].key, value) { return false }
+            }
+            return true
+        }
+        var low: [UInt8] = lowerBytes.map { [UInt8(ascii: "[")] + $0 } ?? [UInt8(ascii: "-")]
+        var high: [UInt8] = upperBytes.map { [UInt8(ascii: "(")] + $0 } ?? [UInt8(ascii: "+")]
+        var batch = 64
+        while !pendingClear {
+            let range = descending ? command("ZREVRANGEBYLEX", key: orderKey, arguments: [high, low])
+                                   : command("ZRANGEBYLEX", key: orderKey, arguments: [low, high])
+            var ranged = range
+            ranged.append("LIMIT"); ranged.append("0"); ranged.append(String(batch))
+            guard let members = try session.call(ranged, operation: "scan a range").elements else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "ZRANGEBYLEX gave a reply that is not a list")
+            }
+            let keys = members.compactMap(\.bytes)
+            if keys.isEmpty { break }
+            let values = try session.call(command("HMGET", arguments: keys), operation: "read a range").elements ?? []
+            guard values.count == keys.count else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave \(values.count) values for \(keys.count) keys")
+            }
+            for (key, value) in zip(keys, values) {
+                guard try yieldChanges(before: key) else { return }
+                if next < changes.count, changes[next].key == key {
+                    // The transaction changed this key: its value (or its removal) wins.
+                    defer { next += 1 }
+                    if let value = changes[next].value, try !yield(key, value) { return }
+                    continue
+                }
+                if pendingValue(key) != nil { continue }
+                // A key whose record is gone (never left so by a save) is passed over.
+                guard let value = value.bytes else { continue }
+                if try !yield(key, value) { return }
+            }
+            if keys.count < batch { break }
+            let last = [UInt8(ascii: "(")] + keys[keys.count - 1]
+            if descending { high = last } else { low = last }
+            batch = min(batch * 4, 1024)
+        }
+        _ = try yieldChanges(before: nil)
+    }
+
+    /// The order of ``OrderedStorageTable``: unsigned bytes, then the shorter first.
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool { a.lexicographicallyPrecedes(b) }
+}
