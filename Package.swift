@@ -72,6 +72,11 @@ let package = Package(
             path: "Examples/StorePool"
         ),
         .executableTarget(
+            name: "RedisExample",
+            dependencies: ["Cabinet", "CabinetRedis"],
+            path: "Examples/Redis"
+        ),
+        .executableTarget(
             name: "QueriesExample",
             dependencies: ["Cabinet"],
             path: "Examples/Queries"
@@ -94,7 +99,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CabinetTool",
-            dependencies: ["Cabinet", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Cabinet", "CabinetRedis", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/cabinet"
         ),
         .testTarget(
@@ -116,7 +121,7 @@ let package = Package(
         // The classes of the crash-torture test, shared by its child and the test.
         .target(
             name: "TortureModels",
-            dependencies: ["Cabinet"],
+            dependencies: ["Cabinet", "CabinetRedis"],
             path: "Tests/Helpers/TortureModels"
         ),
         // The child of the crash-torture test: saves in a loop until killed.

@@ -79,7 +79,9 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
         }
         var low: [UInt8] = lowerBytes.map { [UInt8(ascii: "[")] + $0 } ?? [UInt8(ascii: "-")]
         var high: [UInt8] = upperBytes.map { [UInt8(ascii: "(")] + $0 } ?? [UInt8(ascii: "+")]
-        var batch = 64
+        // Small first: most scans of an index stop after a record or two (a posting
+        // block's floor, a page of `limit`); a long scan grows to 1,024 keys a round trip.
+        var batch = 2
         while !pendingClear {
             let range = descending ? command("ZREVRANGEBYLEX", key: orderKey, arguments: [high, low])
                                    : command("ZRANGEBYLEX", key: orderKey, arguments: [low, high])
@@ -110,7 +112,7 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
             if keys.count < batch { break }
             let last = [UInt8(ascii: "(")] + keys[keys.count - 1]
             if descending { high = last } else { low = last }
-            batch = min(batch * 4, 1024)
+            batch = min(batch * 8, 1024)
         }
         _ = try yieldChanges(before: nil)
     }

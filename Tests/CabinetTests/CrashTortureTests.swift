@@ -7,10 +7,12 @@ import TortureModels
 /// moments and check that every acknowledged save is there, whole, and that no
 /// save was half applied. `make torture` runs 1,000 rounds (CABINET_TORTURE_ROUNDS).
 @Suite struct CrashTortureTests {
-    @Test func savesKilledAtRandomMomentsAreWholeOrAbsent() throws {
+    /// On Tokyo Cabinet (a journal across four files) and on Redis (one MULTI/EXEC).
+    @Test(arguments: [BackendKind.tokyoCabinet, .redis])
+    func savesKilledAtRandomMomentsAreWholeOrAbsent(_ kind: BackendKind) throws {
         let rounds = Int(ProcessInfo.processInfo.environment["CABINET_TORTURE_ROUNDS"] ?? "") ?? 100
         let directory = try TemporaryDirectory()
-        let store = directory.path + "/store"
+        let store = kind == .redis ? TestRedis.url + "/" + TestRedis.newStoreName() : directory.path + "/store"
         var generator = SystemRandomNumberGenerator()
         var lastAcknowledged: UInt64 = 0
         var verified: UInt64 = 0
@@ -38,14 +40,14 @@ import TortureModels
         // The last check reads every receipt again, in case a kill damaged an old one.
         _ = try verify(store, acknowledged: lastAcknowledged, from: 0, round: rounds)
         #expect(lastAcknowledged > UInt64(rounds), "the child made progress")
-        print("torture: \(rounds) kills, \(lastAcknowledged) acknowledged saves, \(killedWithJournal) kills left a journal to replay")
+        print("torture (\(kind)): \(rounds) kills, \(lastAcknowledged) acknowledged saves, \(killedWithJournal) kills left a journal to replay")
     }
 
     /// Checks the store after a kill; receipts up to `from` were checked before.
     /// Receipts are inserted one per save, so receipt N has row N + 1.
     /// - Returns: the number of receipts now checked.
     private func verify(_ path: String, acknowledged: UInt64, from checked: UInt64, round: Int) throws -> UInt64 {
-        let store = try ObjectStore(path: path)      // replays a journal the kill left behind
+        let store = try openTortureStore(path)      // replays a journal the kill left behind
         defer { store.close() }
         store.undoManager.isEnabled = false
         try store.register(TortureLeft.self, TortureRight.self, TortureReceipt.self)

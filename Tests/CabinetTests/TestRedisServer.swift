@@ -1,6 +1,7 @@
 import Cabinet
 import CabinetRedis
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,10 @@ import Glibc
 /// The Redis server the `.redis` store tests run against: the one
 /// `CABINET_REDIS_URL` names, or else a `redis-server` of this test run's own,
 /// on a free loopback port, with no persistence, stopped when the tests end
-/// (a watchdog shell stops it within a second even if the test process dies).
+/// (or by the next run, if this one dies first).
+/// The servers this test run started, stopped at its exit.
+let launchedServers = Mutex<[pid_t]>([])
+
 enum TestRedis {
     static let url: String = {
         if let given = ProcessInfo.processInfo.environment["CABINET_REDIS_URL"], !given.isEmpty { return given }
@@ -39,29 +43,62 @@ enum TestRedis {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Starts `redis-server` with `arguments` on a free port under a watchdog
-    /// that stops it when this process ends; returns the port once it answers.
-    static func launch(_ arguments: [String] = [], directory: String? = nil) -> (port: Int, process: Process) {
-        let port = freePort()
+    /// Where each server this test run starts notes its pid and its owner's, so a
+    /// later run stops the servers of a run that died without stopping them.
+    static let registry = NSTemporaryDirectory() + "cabinet-test-redis"
+
+    /// Starts `redis-server` with `arguments` on a free port (or `port`) and
+    /// returns once it answers. It is stopped when this process exits (atexit),
+    /// or, if this process dies first, by the next test run (``registry``).
+    static func launch(_ arguments: [String] = [], directory: String? = nil, port chosen: Int? = nil) -> (port: Int, process: Process) {
+        stopServersOfDeadRuns
+        let port = chosen ?? freePort()
         let dir = directory ?? (NSTemporaryDirectory() + "cabinet-redis-" + UUID().uuidString)
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let server = (["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "''", "--appendonly", "no",
-                       "--dir", dir, "--daemonize", "no", "--loglevel", "warning"] + arguments).joined(separator: " ")
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        // The watchdog: the server lives while this test process does.
-        process.arguments = ["-c", "\(server) & r=$!; trap 'kill $r 2>/dev/null; exit 0' TERM; while kill -0 \(getpid()) 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 1; done; kill $r 2>/dev/null"]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
+        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", dir, "--daemonize", "no", "--loglevel", "warning"] + arguments
         // Not this process's output: swift test waits for its pipe to close, which the server would hold open.
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         do { try process.run() } catch { fatalError("cannot start redis-server (apt-get install redis-server; make deps does): \(error)") }
+        let pid = process.processIdentifier
+        try? "\(pid) \(getpid())".write(toFile: registry + "/\(pid)", atomically: true, encoding: .utf8)
+        launchedServers.withLock { $0.append(pid) }
         for _ in 0..<200 {
-            if (try? RedisBackend(host: "127.0.0.1", port: port, store: "probe")) != nil { return (port, process) }
+            do {
+                _ = try RedisBackend(host: "127.0.0.1", port: port, store: "probe")
+                return (port, process)
+            } catch let error as CabinetError where error.underlying?.code == 0 {
+                return (port, process)   // it answers (that it wants a password)
+            } catch {}
             usleep(25_000)
         }
         fatalError("redis-server on port \(port) did not answer within 5 s")
     }
+
+    /// Servers started by test runs whose process is gone (or a zombie) are stopped; this run's are stopped at its exit.
+    private static let stopServersOfDeadRuns: Void = {
+        try? FileManager.default.createDirectory(atPath: registry, withIntermediateDirectories: true)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: registry)) ?? [] {
+            let file = registry + "/" + name
+            let parts = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: " ").compactMap { pid_t($0) }
+            guard parts.count == 2 else { try? FileManager.default.removeItem(atPath: file); continue }
+            let status = (try? String(contentsOfFile: "/proc/\(parts[1])/status", encoding: .utf8)) ?? ""
+            if status.isEmpty || status.contains("State:\tZ") {
+                kill(parts[0], SIGKILL)
+                try? FileManager.default.removeItem(atPath: file)
+            }
+        }
+        atexit {
+            for pid in launchedServers.withLock({ $0 }) {
+                kill(pid, SIGKILL)
+                try? FileManager.default.removeItem(atPath: TestRedis.registry + "/\(pid)")
+            }
+        }
+    }()
 
     private static func startServer() -> String {
         let (port, _) = launch()

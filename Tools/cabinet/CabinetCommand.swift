@@ -9,7 +9,7 @@ struct CabinetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cabinet",
         abstract: "Inspect, verify, back up, restore and compact a Cabinet store.",
-        subcommands: [Info.self, Verify.self, Backup.self, Restore.self, Compact.self, Reindex.self]
+        subcommands: [Info.self, Verify.self, Backup.self, Restore.self, Copy.self, Compact.self, Reindex.self]
     )
 }
 
@@ -25,11 +25,11 @@ func reportingErrors(_ body: () throws -> Void) throws {
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the store's classes: rows, versions, sizes, format.")
-    @Argument(help: "The store directory.") var store: String
+    @Argument(help: "The store directory, or a redis:// URL.") var store: String
 
     func run() throws {
         try reportingErrors {
-            let info = try StoreInfo(path: store)
+            let info = StoreLocation.isRedis(store) ? try StoreInfo(backend: StoreLocation.source(store)) : try StoreInfo(path: store)
             print("Store: \(info.path) (\(info.recordFormat.rawValue) records)")
             let header = ["file", "rows", "last row", "version", "class ID", "bytes", "format"]
             var rows = [header]
@@ -53,11 +53,12 @@ struct Info: ParsableCommand {
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Read every record, read-only; exit 1 and name what is damaged or out of place.")
-    @Argument(help: "The store directory.") var store: String
+    @Argument(help: "The store directory, or a redis:// URL.") var store: String
 
     func run() throws {
         try reportingErrors {
-            let problems = try StoreVerifier.verify(path: store)
+            let problems = StoreLocation.isRedis(store) ? try StoreVerifier.verify(StoreLocation.source(store))
+                                                        : try StoreVerifier.verify(path: store)
             guard !problems.isEmpty else {
                 print("\(store): no damage found")
                 return
@@ -71,11 +72,27 @@ struct Verify: ParsableCommand {
 
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Copy the store, as of its last save, to a new directory (also while an app has it open).")
-    @Argument(help: "The store directory.") var store: String
-    @Argument(help: "A new (or empty) directory for the copy.") var destination: String
+    @Argument(help: "The store directory, or a redis:// URL.") var store: String
+    @Argument(help: "A new (or empty) directory for the copy, or a redis:// URL (its store is replaced).") var destination: String
 
     func run() throws {
         try reportingErrors {
+            if StoreLocation.isRedis(store) || StoreLocation.isRedis(destination) {
+                // A store on a server has no lock to wait for: its saves are whole, and the copy reads them.
+                let source = try StoreLocation.source(store)
+                defer { source.close() }
+                let opened = try ObjectStore(backend: source)
+                defer { opened.close() }
+                if StoreLocation.isRedis(destination) {
+                    let target = try StoreLocation.target(destination)
+                    defer { target.close() }
+                    try opened.backup(into: target)
+                } else {
+                    try opened.backup(to: destination)
+                }
+                print("Backed up \(store) to \(destination)")
+                return
+            }
             let opened: ObjectStore
             do {
                 // A reader: alongside the app that has the store open, as of its last save.
@@ -100,6 +117,26 @@ struct Restore: ParsableCommand {
         try reportingErrors {
             try ObjectStore.restore(from: backup, to: store)
             print("Restored \(store) from \(backup)")
+        }
+    }
+}
+
+struct Copy: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy a store between a directory and a Redis server (or between any two): the target's content is replaced, all or nothing.",
+        discussion: "cabinet copy /var/lib/music redis://127.0.0.1:6379/0/music, and back. A password goes in the URL (redis://:PASSWORD@host…) or in CABINET_REDIS_PASSWORD.")
+    @Argument(help: "The store to copy: a directory, or a redis:// URL.") var source: String
+    @Argument(help: "Where the copy goes: a directory (created if missing), or a redis:// URL.") var target: String
+
+    func run() throws {
+        try reportingErrors {
+            let from = try StoreLocation.source(source)
+            defer { from.close() }
+            let to = try StoreLocation.target(target)
+            defer { to.close() }
+            try ObjectStore.restore(from: from, to: to)
+            let records = try from.tableNames().reduce(0) { $0 + (try from.openTable(named: $1).recordCount) }
+            print("Copied \(from.path) to \(to.path): \(try from.tableNames().count) tables, \(records) records")
         }
     }
 }

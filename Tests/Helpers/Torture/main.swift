@@ -1,6 +1,6 @@
 // The child of the crash-torture test: saves in a loop until it is killed.
 //
-//   cabinet-torture STORE SEED
+//   cabinet-torture STORE SEED        (STORE: a directory, or a redis://host:port/db/store URL)
 //
 // Each save moves a random amount between the one Left and the one Right and
 // appends a Receipt (the classes: Tests/Helpers/TortureModels): three files per save.
@@ -25,7 +25,7 @@ struct Random {
 var random = Random(state: seed | 1)
 
 do {
-    let store = try ObjectStore(path: CommandLine.arguments[1])
+    let store = try openTortureStore(CommandLine.arguments[1])
     store.undoManager.isEnabled = false
     try store.register(TortureLeft.self, TortureRight.self, TortureReceipt.self)
     let left = try store.fetchAll(TortureLeft.self).first ?? { let l = TortureLeft(); l.balance = 1_000; store.insert(l); return l }()

@@ -6,6 +6,7 @@
 // stays 1,000) and appends a Receipt with the next serial number and Left's new
 // balance, which its index file records too: four files per save.
 import Cabinet
+import CabinetRedis
 
 public final class TortureLeft: StoredObject {
     override public class var storedName: String { "Left" }
@@ -39,4 +40,9 @@ public final class TortureReceipt: StoredObject {
         buffer.writeInt64(leftBalance)
         buffer.writeBytes(padding)
     }
+}
+
+/// The torture store at `location`: a store directory, or a `redis://host:port/db/store` URL.
+public func openTortureStore(_ location: String) throws -> ObjectStore {
+    RedisAddress.isURL(location) ? try ObjectStore(backend: RedisBackend(url: location)) : try ObjectStore(path: location)
 }

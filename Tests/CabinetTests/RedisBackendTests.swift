@@ -1,0 +1,298 @@
+import Cabinet
+import CabinetRedis
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What only the Redis backend has: URLs and passwords, a server that goes
+/// away or fills up, several processes saving one store, the layout on the
+/// server. The rest of the store's behaviour is the shared suite's (`BackendKind.redis`).
+@Suite struct RedisBackendTests {
+    /// A server of the test's own, for tests that stop it, fill it up or set a password.
+    final class OwnServer {
+        let port: Int
+        let directory: TemporaryDirectory
+        private var process: Process
+        let arguments: [String]
+
+        /// The password the server was started with (`--requirepass`), if any.
+        var password: String? { arguments.firstIndex(of: "--requirepass").map { arguments[$0 + 1] } }
+
+        init(_ arguments: [String] = []) throws {
+            directory = try TemporaryDirectory()
+            self.arguments = arguments
+            (port, process) = TestRedis.launch(arguments, directory: directory.path)
+        }
+
+        deinit { stop() }
+
+        var url: String { "redis://127.0.0.1:\(port)/0" }
+
+        /// Runs `redis-cli` against the server (with `password`, if it has one).
+        @discardableResult
+        func cli(_ words: String..., password: String? = nil) -> String {
+            let cli = Process()
+            cli.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+            cli.arguments = ["-p", String(port)] + (password.map { ["-a", $0, "--no-auth-warning"] } ?? []) + words
+            let output = Pipe()
+            cli.standardOutput = output
+            cli.standardError = FileHandle.nullDevice
+            try? cli.run()
+            cli.waitUntilExit()
+            return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+
+        /// Stops the server at once (`SHUTDOWN NOSAVE`: only what its AOF holds survives).
+        func stop() {
+            cli("SHUTDOWN", "NOSAVE", password: password)
+            for _ in 0..<200 where cli("PING", password: password).hasPrefix("PONG") { usleep(25_000) }
+        }
+
+        /// Starts it again on the same port and directory (an AOF there is read back).
+        func restart() {
+            (_, process) = TestRedis.launch(arguments, directory: directory.path, port: port)
+        }
+    }
+
+    @Test func urlsParseAndNeverShowThePassword() throws {
+        let address = try RedisAddress(url: "redis://alice:s3cret%21@127.0.0.1:6380/2/music")
+        #expect(address.host == "127.0.0.1" && address.port == 6380 && address.database == 2 && address.store == "music")
+        #expect(address.username == "alice" && address.password == "s3cret!")
+        #expect("\(address)" == "redis://127.0.0.1:6380/2/music")
+        let plain = try RedisAddress(url: "redis://localhost", store: "notes")
+        #expect(plain.port == 6379 && plain.database == 0 && plain.password == nil && plain.store == "notes")
+        let ipv6 = try RedisAddress(url: "redis://[::1]:7000/0/x")
+        #expect(ipv6.host == "::1" && ipv6.port == 7000 && "\(ipv6)" == "redis://[::1]:7000/0/x")
+        // Bad input: a clear error that still hides the password.
+        for bad in ["redis://:s3cret@host:port/0/x", "redis://:s3cret@host/zero/x", "http://host/0/x", "redis://:s3cret@host/0",
+                    "redis://host/0/{tag}", "redis://host/0/a*b", "redis://host/0/x/y"] {
+            let error = expectCabinetError({ _ = try RedisAddress(url: bad) }) { $0.code == .notAStore }
+            #expect(error != nil, "\(bad)")
+            #expect(!"\(error.map { "\($0)" } ?? "")".contains("s3cret"), "\(bad)")
+        }
+        #expect(throws: CabinetError.self) { _ = try RedisAddress(host: "h", port: 0, store: "x") }
+        #expect(throws: CabinetError.self) { _ = try RedisAddress(host: "h", store: String(repeating: "a", count: 129)) }
+    }
+
+    @Test func aServerWithAPasswordNeedsItAndTheErrorsNeverShowIt() throws {
+        let server = try OwnServer(["--requirepass", "correct-horse"])
+        let none = expectCabinetError({ _ = try RedisBackend(url: server.url, store: "music") }) { $0.code == .backendFailure }
+        #expect(none?.underlying?.domain == .redis && none?.underlying?.message.contains("NOAUTH") == true, "\(String(describing: none))")
+        var wrong = RedisBackend.Options(); wrong.password = "battery-staple"
+        let refused = expectCabinetError({ _ = try RedisBackend(host: "127.0.0.1", port: server.port, store: "music", options: wrong) }) { $0.code == .backendFailure }
+        #expect(refused?.operation == "authenticate")
+        #expect(!"\(String(describing: refused))".contains("battery-staple"))
+        // The password in the URL: the store works, and its path does not show it.
+        let backend = try RedisBackend(url: "redis://:correct-horse@127.0.0.1:\(server.port)/0/music")
+        #expect(!backend.path.contains("correct-horse") && backend.path == "redis://127.0.0.1:\(server.port)/0/music")
+        let store = try ObjectStore(backend: backend)
+        try store.register(Song.self)
+        let song = Song(); song.title = "Under Pressure"
+        store.insert(song)
+        try store.save()
+        store.close()
+        let again = try ObjectStore(backend: RedisBackend(url: "redis://:correct-horse@127.0.0.1:\(server.port)/0/music"))
+        try again.register(Song.self)
+        #expect(try again.fetchAll(Song.self).map(\.title) == ["Under Pressure"])
+        again.close()
+    }
+
+    @Test func aServerThatGoesAwayIsAClearErrorAndTheChangesWaitForItsReturn() throws {
+        let server = try OwnServer(["--appendonly", "yes", "--appendfsync", "always"])
+        var options = RedisBackend.Options(); options.connectTimeout = .milliseconds(500)
+        let store = try ObjectStore(backend: RedisBackend(url: server.url, store: "music", options: options))
+        try store.register(Song.self, Playlist.self)
+        let first = Song(); first.title = "one"
+        store.insert(first)
+        try store.save()
+
+        server.stop()
+        let second = Song(); second.title = "two"
+        let list = Playlist(); list.title = "both"; list.songs = [first, second]
+        store.insert(second); store.insert(list)
+        let down = expectCabinetError({ try store.save() }) { $0.code == .backendFailure }
+        #expect(down?.underlying?.domain == .redis, "\(String(describing: down))")
+        #expect(store.hasUnsavedChanges, "a failed save keeps its changes pending")
+
+        server.restart()
+        try store.save()                                  // connects again
+        store.close()
+        let again = try ObjectStore(backend: RedisBackend(url: server.url, store: "music"))
+        try again.register(Song.self, Playlist.self)
+        #expect(try again.fetchAll(Song.self).map(\.title).sorted() == ["one", "two"])
+        #expect(try again.fetchAll(Playlist.self).first?.songs.map(\.title) == ["one", "two"])
+        again.close()
+    }
+
+    @Test func aFullServerRefusesTheWholeSaveAndKeepsItsChangesPending() throws {
+        let server = try OwnServer(["--maxmemory", "3mb", "--maxmemory-policy", "noeviction"])
+        let store = try ObjectStore(backend: RedisBackend(url: server.url, store: "music"))
+        try store.register(Song.self, Playlist.self)
+        var saved = 0
+        var full: CabinetError?
+        for round in 0..<200 where full == nil {
+            let batch = (0..<50).map { index -> Song in
+                let song = Song(); song.title = "\(round)-\(index)-" + String(repeating: "x", count: 2_000); return song
+            }
+            let list = Playlist(); list.title = "round \(round)"; list.songs = batch
+            for song in batch { store.insert(song) }
+            store.insert(list)
+            do {
+                try store.save()
+                saved += batch.count
+            } catch let error as CabinetError {
+                full = error
+            }
+        }
+        let error = try #require(full, "3 MB should fill up")
+        #expect(error.code == .backendFailure && error.underlying?.message.contains("OOM") == true, "\(error)")
+        #expect(store.hasUnsavedChanges)
+        // Nothing of the refused save is on the server: neither its songs nor its playlist.
+        let reader = try ObjectStore(backend: RedisBackend(url: server.url, store: "music"))
+        try reader.register(Song.self, Playlist.self)
+        #expect(try reader.count(of: Song.self) == saved)
+        #expect(try reader.count(of: Playlist.self) == saved / 50)
+        reader.close()
+        // Room again: the same save goes through.
+        server.cli("CONFIG", "SET", "maxmemory", "0")
+        try store.save()
+        #expect(!store.hasUnsavedChanges)
+        #expect(try store.count(of: Song.self) == saved + 50)
+        store.close()
+    }
+
+    @Test func twoProcessesSaveDifferentObjectsAndConflictOnTheSameOne() throws {
+        let name = TestRedis.newStoreName()
+        let a = try ObjectStore(backend: TestRedis.backend(store: name))
+        try a.register(Song.self)
+        let x = Song(); x.title = "x"
+        let y = Song(); y.title = "y"
+        a.insert(x); a.insert(y)
+        try a.save()
+        let b = try ObjectStore(backend: TestRedis.backend(store: name))
+        try b.register(Song.self)
+        let bx = try #require(try b.fetch(Song.self, rowID: x.rowID))
+        let by = try #require(try b.fetch(Song.self, rowID: y.rowID))
+
+        // Different objects: both saves land.
+        x.title = "x by a"
+        try a.save()
+        by.title = "y by b"
+        try b.save()
+
+        // The same object: the second save is refused whole, its change still pending.
+        x.title = "x again by a"
+        try a.save()
+        bx.title = "x by b"
+        by.title = "y again by b"
+        let conflict = expectCabinetError({ try b.save() }) { $0.code == .saveConflict }
+        #expect(conflict?.path == (try TestRedis.backend(store: name)).path && conflict?.reason?.contains("row \(x.rowID)") == true,
+                "\(String(describing: conflict))")
+        #expect(b.hasUnsavedChanges)
+        let reader = try ObjectStore(backend: TestRedis.backend(store: name))
+        try reader.register(Song.self)
+        #expect(try reader.fetchAll(Song.self).map(\.title).sorted() == ["x again by a", "y by b"], "nothing of the refused save")
+        reader.close()
+        a.close(); b.close()
+    }
+
+    @Test func twoProcessesInsertingIntoOneClassConflictInsteadOfSharingARow() throws {
+        let name = TestRedis.newStoreName()
+        let a = try ObjectStore(backend: TestRedis.backend(store: name))
+        try a.register(Song.self)
+        let b = try ObjectStore(backend: TestRedis.backend(store: name))
+        try b.register(Song.self)
+        let fromA = Song(); fromA.title = "a"
+        let fromB = Song(); fromB.title = "b"
+        a.insert(fromA); b.insert(fromB)
+        #expect(fromA.rowID == fromB.rowID, "each process hands out the next row it knows of")
+        try a.save()
+        #expect(throws: CabinetError.self) { try b.save() }
+        let reader = try ObjectStore(backend: TestRedis.backend(store: name))
+        try reader.register(Song.self)
+        #expect(try reader.fetchAll(Song.self).map(\.title) == ["a"], "b's insert never overwrote a's")
+        reader.close(); a.close(); b.close()
+    }
+
+    @Test func recordsOnTheServerAreTheBytesOfTheFile() throws {
+        let directory = try TemporaryDirectory()
+        let redisName = TestRedis.newStoreName()
+        for backend in [try TokyoCabinetBackend(directory: directory.path + "/store") as any StorageBackend, try TestRedis.backend(store: redisName)] {
+            let store = try ObjectStore(backend: backend)
+            try store.register(Song.self, Playlist.self)
+            let songs = (0..<20).map { index -> Song in let song = Song(); song.title = "song \(index)"; song.seconds = UInt32(index); return song }
+            for song in songs { store.insert(song) }
+            let list = Playlist(); list.title = "all"; list.songs = songs
+            store.insert(list)
+            try store.save()
+            store.close()
+        }
+        func records(_ backend: any StorageBackend, _ table: String) throws -> [[UInt8]: [UInt8]] {
+            var out: [[UInt8]: [UInt8]] = [:]
+            try backend.openTable(named: table).forEach { key, value in out[Array(key)] = Array(value); return true }
+            return out
+        }
+        let file = try TokyoCabinetBackend(directory: directory.path + "/store")
+        let redis = try TestRedis.backend(store: redisName)
+        for table in ["Song", "Playlist"] {
+            var fromFile = try records(file, table), fromServer = try records(redis, table)
+            #expect(fromFile.count == 21 || fromFile.count == 2)
+            // Row 1, the class metadata, ends with two random salt words each store draws:
+            // the rest of it (last row ID, class ID) is the same.
+            let metadata: [UInt8] = [1, 0, 0, 0]
+            #expect(fromFile.removeValue(forKey: metadata)?.prefix(6) == fromServer.removeValue(forKey: metadata)?.prefix(6))
+            #expect(fromFile == fromServer, "\(table): the same keys and bytes, checksums included")
+        }
+        #expect(try redis.tableNames() == file.tableNames())
+        #expect(try redis.readCatalog() == file.readCatalog())
+        file.close(); redis.close()
+    }
+}
+
+extension RedisBackendTests {
+    /// `cabinet copy` a store directory to Redis and back, and `info`, `verify`
+    /// and `backup` of the store on the server, through the tool itself.
+    @Test func theCommandLineCopiesAStoreToRedisAndBackAndLooksAfterIt() throws {
+        let directory = try TemporaryDirectory()
+        let original = try ObjectStore(path: directory.path + "/music")
+        try original.register(Song.self, Playlist.self)
+        let songs = (0..<30).map { index -> Song in let song = Song(); song.title = "song \(index)"; return song }
+        for song in songs { original.insert(song) }
+        let list = Playlist(); list.title = "all"; list.songs = songs
+        original.insert(list)
+        var greeting = DataBuffer(); greeting.writeString("hello")
+        try original.setNamedBuffer(greeting, forName: "Greeting")
+        try original.save()
+        original.close()
+
+        let tool = buildProductsDirectory + "/cabinet"
+        let url = TestRedis.url + "/" + TestRedis.newStoreName()
+        let copy = try run(tool, ["copy", directory.path + "/music", url])
+        #expect(copy.status == 0 && copy.output.contains("Copied"), "\(copy.output)")
+        let info = try run(tool, ["info", url])
+        #expect(info.status == 0 && info.output.contains("Song") && info.output.contains("Playlist"), "\(info.output)")
+        #expect(try run(tool, ["verify", url]).status == 0)
+        let backup = try run(tool, ["backup", url, directory.path + "/backup"])
+        #expect(backup.status == 0, "\(backup.output)")
+        let back = try run(tool, ["copy", url, directory.path + "/back"])
+        #expect(back.status == 0, "\(back.output)")
+        for path in [directory.path + "/backup", directory.path + "/back"] {
+            #expect(try StoreVerifier.verify(path: path).isEmpty)
+            let store = try ObjectStore(path: path)
+            try store.register(Song.self, Playlist.self)
+            #expect(try store.fetchAll(Playlist.self).first?.songs.map(\.title) == songs.map(\.title), "\(path)")
+            var named = try #require(try store.namedBuffer(forName: "Greeting"))
+            #expect(try named.readString() == "hello")
+            store.close()
+        }
+        // On the server, the store opens as any other.
+        let remote = try ObjectStore(backend: RedisBackend(url: url))
+        try remote.register(Song.self, Playlist.self)
+        #expect(try remote.count(of: Song.self) == 30)
+        remote.close()
+        let bad = try run(tool, ["info", "redis://127.0.0.1:1/0/x"])
+        #expect(bad.status != 0 && bad.output.contains("redis://127.0.0.1:1/0/x"), "\(bad.output)")
+    }
+}
