@@ -23,12 +23,13 @@ final class RedisConnection {
     private(set) var node: (host: String, port: Int)
     private var context: UnsafeMutablePointer<redisContext>?
 
-    init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration) {
+    /// A connection to `node` (the address's server unless a redirection named another).
+    init(address: RedisAddress, node: (host: String, port: Int)? = nil, connectTimeout: Duration, commandTimeout: Duration) {
         self.address = address
         self.location = address.description
         self.connectTimeout = connectTimeout
         self.commandTimeout = commandTimeout
-        node = (address.host, address.port)
+        self.node = node ?? (address.host, address.port)
     }
 
     deinit { disconnect() }

@@ -18,6 +18,8 @@ final class RedisSession {
     /// Guards ``idle``: connections are not Sendable, so they are kept beside the lock, not in it.
     private let idleLock = Mutex(())
     private var idle: [RedisConnection] = []
+    /// The node that last answered for the store (guarded by ``idleLock``).
+    private var storeNode: (host: String, port: Int)?
     let readOnly: Bool
     var isClosed = false
     /// The store's version (its count of saves) as this process last knew it:
@@ -43,9 +45,11 @@ final class RedisSession {
     /// Runs `body` with a connection no other thread uses meanwhile.
     func withConnection<R>(_ body: (RedisConnection) throws -> R) throws -> R {
         var taken: RedisConnection?
-        idleLock.withLock { _ in taken = idle.popLast() }
-        let connection = taken ?? RedisConnection(address: address, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
-        defer { idleLock.withLock { _ in idle.append(connection) } }
+        var node: (host: String, port: Int)?
+        idleLock.withLock { _ in taken = idle.popLast(); node = storeNode }
+        // A new connection goes straight to the node the store's slot was last found on.
+        let connection = taken ?? RedisConnection(address: address, node: node, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
+        defer { idleLock.withLock { _ in idle.append(connection); storeNode = connection.node } }
         return try body(connection)
     }
 

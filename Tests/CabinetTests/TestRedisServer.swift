@@ -29,8 +29,30 @@ enum TestRedis {
         try RedisBackend(url: url, store: store ?? newStoreName(), options: options)
     }
 
-    /// A port nothing listens on now: bound once by the kernel's choice, then released.
+    /// A port nothing listens on now, below 55,536 (a cluster node also listens on
+    /// its port + 10,000, its cluster bus).
     static func freePort() -> Int {
+        while true {
+            let port = kernelsFreePort()
+            if port > 1024 && port + 10_000 <= 65_535 && kernelsPortIsFree(port + 10_000) { return port }
+        }
+    }
+
+    /// Whether nothing listens on `port` now.
+    private static func kernelsPortIsFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    /// A port the kernel picks: bound once, then released.
+    private static func kernelsFreePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
