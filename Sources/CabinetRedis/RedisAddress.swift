@@ -144,3 +144,11 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
+
+extension RedisAddress: CustomReflectable {
+    /// What `dump` and debuggers show: the parts, the password as `***`.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["host": host, "port": port, "database": database, "username": username as Any,
+                                "password": password == nil ? "nil" : "***", "store": store])
+    }
+}

@@ -95,9 +95,8 @@ extension RedisBackend {
             if let order = item.order { body += [command("RENAME", order, keys.order(item.table)), command("PERSIST", keys.order(item.table))] }
         }
         body.append(command("SET", keys.formatMarker, formatMarker))
-        if let catalog = try source.services.readCatalog() {
-            body.append(RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), catalog.encoded]))
-        }
+        let catalog = try source.services.readCatalog()?.encoded
+        if let catalog { body.append(RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), catalog])) }
         var entry = RedisCommitLog.Entry(token: RedisSession.newToken())
         entry.wholeStore = true
         body.append(command("INCR", keys.version))
@@ -107,9 +106,17 @@ extension RedisBackend {
         let watched = copied.flatMap { [$0.hash, $0.order].compactMap { $0 } }
         closeTables()
         let replies = try session.withConnection { connection in
-            // WATCH and EXEC on one connection: a copy another process removed meanwhile stops the switch.
-            if !watched.isEmpty { _ = try connection.send(watched.map { command("WATCH", $0) }, operation: "restore") }
-            return try connection.send(body, operation: "restore (switch to the copy)")
+            // Each copy gets a fresh hour (a long restore's first tables must not expire
+            // before the switch), and must still be there: a RENAME of a missing key
+            // would fail inside the EXEC after the old tables were unlinked.
+            let renewed = try connection.send(watched.map { command("EXPIRE", $0, String(RedisBackend.restoreCopyLifetime)) }, operation: "restore")
+            if let gone = zip(watched, renewed).first(where: { $0.1.integer != 1 }) {
+                throw session.serverError("the restore's copy \(gone.0) is gone (expired or removed); nothing was replaced, run the restore again",
+                                          operation: "restore")
+            }
+            // WATCH and EXEC on one connection: a copy another process removes meanwhile stops the switch.
+            if !watched.isEmpty { _ = try connection.send(watched.map { command("WATCH", $0) }, operation: "restore", transaction: true) }
+            return try connection.send(body, operation: "restore (switch to the copy)", transaction: true)
         }
         if let refused = replies.dropLast().lazy.compactMap(\.errorMessage).first {
             throw session.serverError(refused, operation: "restore (nothing was replaced)")
@@ -122,5 +129,6 @@ extension RedisBackend {
             throw session.serverError(failed, operation: "restore (the switch failed part way: run `cabinet verify`)")
         }
         session.knownVersion = try session.currentVersion()
+        lastCatalog = .some(catalog)
     }
 }

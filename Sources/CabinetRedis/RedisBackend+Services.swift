@@ -48,13 +48,32 @@ extension RedisBackend: StoreServices {
     }
 
     public func readCatalog() throws -> StoreCatalog? {
-        try session.call(command("GET", keys.catalog), operation: "read the catalog").bytes
-            .map { try StoreCatalog(encoded: $0, file: path + " " + keys.catalog) }
+        let bytes = try session.call(command("GET", keys.catalog), operation: "read the catalog").bytes
+        lastCatalog = .some(bytes)
+        return try bytes.map { try StoreCatalog(encoded: $0, file: path + " " + keys.catalog) }
     }
 
+    /// Replaces the catalog if it is still the one this backend last read or
+    /// wrote (`WATCH`, compare, `MULTI`/`EXEC`): two processes registering
+    /// classes at once must not drop each other's (or take the same class ID).
+    /// The loser throws ``CabinetError/Code-swift.struct/saveConflict``: reopen the store and register again.
     public func writeCatalog(_ catalog: StoreCatalog) throws {
         try session.checkWritable()
-        try session.call(RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), catalog.encoded]), operation: "write the catalog")
+        let encoded = catalog.encoded
+        let conflict = CabinetError.saveConflict(path: path, reason: "another process changed the store's catalog (registered a class) since this one read it; reopen the store and register again")
+        try session.withConnection { connection in
+            let watched = try connection.send([command("WATCH", keys.catalog), command("GET", keys.catalog)], operation: "write the catalog", transaction: true)
+            if let message = watched.lazy.compactMap(\.errorMessage).first { throw session.serverError(message, operation: "write the catalog") }
+            if let expected = lastCatalog, watched[1].bytes != expected {
+                _ = try? connection.send([RedisCommand("UNWATCH")], operation: "write the catalog")
+                throw conflict
+            }
+            let replies = try connection.send([RedisCommand("MULTI"), RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), encoded]),
+                                               RedisCommand("EXEC")], operation: "write the catalog", transaction: true)
+            if let message = replies.lazy.compactMap(\.errorMessage).first { throw session.serverError(message, operation: "write the catalog") }
+            guard case .array? = replies.last else { throw conflict }
+        }
+        lastCatalog = .some(encoded)
     }
 
     /// Always empty: a save is applied whole by `EXEC` or not at all, and an

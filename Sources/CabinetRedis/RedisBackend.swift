@@ -52,6 +52,9 @@ public final class RedisBackend: StorageBackend {
     public let address: RedisAddress
     let session: RedisSession
     private var tables: [String: RedisTable] = [:]
+    /// The catalog's bytes as this backend last read or wrote them (`.some(nil)`:
+    /// there was none; `nil`: not read yet), for the compare-and-set of ``writeCatalog(_:)``.
+    var lastCatalog: [UInt8]??
 
     /// Connects to the store `store` on the server at `host`:`port`.
     ///
@@ -197,4 +200,12 @@ extension RedisBackend: ConcurrentReadingBackend {
     /// `true`: each read takes a connection of its own, and a table's
     /// transaction state is only changed by the writer, while no one reads.
     public var allowsConcurrentReads: Bool { true }
+}
+
+extension RedisBackend.Options: CustomReflectable {
+    /// What `dump`, `print` and debuggers show: the password as `***`.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["password": password == nil ? "nil" : "***", "username": username as Any, "database": database,
+                                "readOnly": readOnly, "connectTimeout": connectTimeout, "commandTimeout": commandTimeout])
+    }
 }

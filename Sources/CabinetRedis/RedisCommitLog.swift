@@ -38,6 +38,14 @@ struct RedisCommitLog {
 
         mutating func touchWhole(_ table: String) { tables[table] = .some(nil) }
 
+        /// Adds what `other` changed to what this entry records.
+        mutating func merge(_ other: Entry) {
+            if other.wholeStore { wholeStore = true }
+            for (name, keys) in other.tables {
+                if let keys { touch(name, keys: keys, count: keys.count + ((tables[name] ?? nil)?.count ?? 0)) } else { touchWhole(name) }
+            }
+        }
+
         var encoded: [UInt8] {
             var out = token
             func append(_ value: Int) { withUnsafeBytes(of: UInt32(value).bigEndian) { out.append(contentsOf: $0) } }

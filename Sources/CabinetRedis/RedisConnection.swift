@@ -22,6 +22,9 @@ final class RedisConnection {
     /// The node the store's slot is on, once a `MOVED` named it (a cluster); else the address's.
     private(set) var node: (host: String, port: Int)
     private var context: UnsafeMutablePointer<redisContext>?
+    /// The server's ID for this connection (`CLIENT ID`), so that another
+    /// connection can close it (`CLIENT KILL ID`) after its reply was lost.
+    private(set) var clientID: Int64?
 
     /// A connection to `node` (the address's server unless a redirection named another).
     init(address: RedisAddress, node: (host: String, port: Int)? = nil, connectTimeout: Duration, commandTimeout: Duration) {
@@ -40,6 +43,7 @@ final class RedisConnection {
     func disconnect() {
         if let context { redisFree(context) }
         context = nil
+        clientID = nil
     }
 
     /// Sends one command and returns its reply; an error reply is thrown.
@@ -50,10 +54,21 @@ final class RedisConnection {
         return reply
     }
 
+    /// Thrown by ``send(_:operation:transaction:)`` for a transaction's commands
+    /// that a cluster node redirected: nothing of them ran (the node aborted the
+    /// `EXEC`, and with it the `WATCH`), and the connection now points at the
+    /// right node; the caller starts its transaction again from its `WATCH`.
+    struct Redirected: Error {}
+
     /// Sends `commands` in one pipeline and returns their replies, error replies
     /// included (the caller decides which are failures). Throws if the
     /// connection fails; then none of the replies is known.
-    func send(_ commands: [RedisCommand], operation: String) throws -> [RedisReply] {
+    ///
+    /// A `MOVED` reply sends the commands again to the node it names, and a
+    /// slot in migration (`ASK`, `TRYAGAIN`) is waited out, unless `transaction`
+    /// (a `WATCH` or `MULTI` among them): then ``Redirected`` is thrown instead,
+    /// since sending them again would run them without their `WATCH`.
+    func send(_ commands: [RedisCommand], operation: String, transaction: Bool = false) throws -> [RedisReply] {
         var redirections = 0
         var waited: Duration = .zero
         while true {
@@ -66,6 +81,7 @@ final class RedisConnection {
                 }
                 disconnect()
                 node = target
+                if transaction { throw Redirected() }
                 continue
             }
             if replies.contains(where: { $0.errorMessage?.hasPrefix("ASK ") == true || $0.errorMessage?.hasPrefix("TRYAGAIN") == true }) {
@@ -75,6 +91,7 @@ final class RedisConnection {
                 }
                 usleep(50_000)
                 waited += .milliseconds(50)
+                if transaction { throw Redirected() }
                 continue
             }
             return replies
@@ -85,7 +102,7 @@ final class RedisConnection {
     static func redirectionTarget(_ message: String, currentHost: String) -> (host: String, port: Int)? {
         let words = message.split(separator: " ")
         guard words.count == 3, let colon = words[2].lastIndex(of: ":"),
-              let port = Int(words[2][words[2].index(after: colon)...]) else { return nil }
+              let port = Int(words[2][words[2].index(after: colon)...]), (1...65535).contains(port) else { return nil }
         var host = String(words[2][..<colon])
         if host.isEmpty { host = currentHost }   // Redis 7 leaves out the host when it is the one asked
         return (host, port)
@@ -129,9 +146,10 @@ final class RedisConnection {
             setup.append(address.username.map { RedisCommand("AUTH", $0, password) } ?? RedisCommand("AUTH", password))
         }
         if address.database != 0 { setup.append(RedisCommand("SELECT", String(address.database))) }
-        guard !setup.isEmpty else { return made }
+        setup.append(RedisCommand("CLIENT", "ID"))
         let replies = try exchange(setup, operation: operation)
-        for (command, reply) in zip(setup, replies) {
+        clientID = replies.last?.integer
+        for (command, reply) in zip(setup, replies) where command.name != "CLIENT" {
             if let message = reply.errorMessage {
                 disconnect()
                 // AUTH's words are never shown: only the command's name and what the server said.

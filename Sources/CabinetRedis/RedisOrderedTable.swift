@@ -31,7 +31,7 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
     }
 
     override func appendCommit(to commands: inout [RedisCommand], log: inout RedisCommitLog.Entry) {
-        guard let pending else { return }
+        guard let pending, !pending.isEmpty || pendingClear else { return }
         super.appendCommit(to: &commands, log: &log)
         // An index's keys depend on each other (a posting block's range): another
         // process's save to the same index is a conflict whatever keys it changed.

@@ -29,6 +29,10 @@ final class RedisSession {
     /// could not be learnt then: if the log shows one later, it is this
     /// process's own save, not a conflict.
     private var unresolvedTokens: Set<[UInt8]> = []
+    /// What the saves of other processes this process moved past changed: a
+    /// later save that writes any of it again is a conflict (this process's
+    /// objects may hold what was there before them).
+    private var othersChanges = RedisCommitLog.Entry(token: [])
     /// Called with each save of another process this process learnt of while
     /// saving (its changes did not overlap this save's).
     var othersSaved: ((RedisCommitLog.Entry) -> Void)?
@@ -120,28 +124,41 @@ final class RedisSession {
 
     /// The rounds of a commit, on one connection (its `WATCH` is the connection's).
     private func commit(_ body: [RedisCommand], entry: RedisCommitLog.Entry, incrIndex: Int, on connection: RedisConnection) throws {
+        let watch = RedisCommand(arguments: [Array("WATCH".utf8), Array(keys.version.utf8)])
+        let get = RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)])
+        // Saves of others this process moved past before: a record they changed that this save
+        // writes again was changed here from what this process had read before them.
+        if let overlap = entry.overlap(with: othersChanges) {
+            throw CabinetError.saveConflict(path: path, reason: overlap + " (in a save of another process since this store was opened; reopen it to see that save)")
+        }
         for _ in 0..<20 {
-            let watched = try connection.send([RedisCommand(arguments: [Array("WATCH".utf8), Array(keys.version.utf8)]),
-                                               RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)])],
-                                              operation: "save (watch the store's version)")
-            if let message = watched.lazy.compactMap(\.errorMessage).first {
-                throw serverError(message, operation: "save (watch the store's version)")
-            }
-            let current = watched[1].integer ?? 0
-            if current != knownVersion {
-                do {
-                    try catchUp(to: current, with: entry, on: connection)
-                } catch {
-                    _ = try? connection.send([RedisCommand("UNWATCH")], operation: "save")
-                    throw error
+            let current: Int64
+            do {
+                let watched = try connection.send([watch, get], operation: "save (watch the store's version)", transaction: true)
+                if let message = watched.lazy.compactMap(\.errorMessage).first {
+                    throw serverError(message, operation: "save (watch the store's version)")
                 }
+                current = try version(in: watched[1])
+                if current != knownVersion {
+                    do {
+                        try catchUp(to: current, with: entry, on: connection)
+                    } catch {
+                        _ = try? connection.send([RedisCommand("UNWATCH")], operation: "save")
+                        throw error
+                    }
+                }
+            } catch is RedisConnection.Redirected {
+                continue   // the store's slot is on another node now: watch there
             }
             let replies: [RedisReply]
+            let clientID = connection.clientID   // a failed exchange forgets it
             do {
-                replies = try connection.send(body, operation: "save")
+                replies = try connection.send(body, operation: "save", transaction: true)
+            } catch is RedisConnection.Redirected {
+                continue   // EXECABORT on the old node: nothing was written
             } catch {
                 // The reply is lost with the connection: the save may or may not be in.
-                if try committedDespiteLostReply(entry.token, on: connection) { return }
+                if try committedDespiteLostReply(entry.token, killing: clientID, on: connection) { return }
                 throw error
             }
             // A command refused while queueing (OOM under maxmemory, a wrong type) aborts the EXEC.
@@ -151,10 +168,14 @@ final class RedisSession {
             switch replies.last {
             case .array(let results)?:
                 if let failed = results.lazy.compactMap(\.errorMessage).first {
-                    // Only a key of the wrong type fails inside EXEC, and the tables' types are checked at open.
-                    throw serverError(failed, operation: "save (a key of the store has the wrong type; run `cabinet verify`)")
+                    // Redis goes on after a command fails inside EXEC: the rest of the save is in.
+                    // Only a key of the wrong type does that, and the tables' types are checked at open.
+                    throw serverError(failed, operation: "save (a key of the store has the wrong type, so part of the save may be in; run `cabinet verify`)")
                 }
-                knownVersion = results[incrIndex - 1].integer ?? knownVersion + 1
+                guard results.count == body.count - 2, let version = results[incrIndex - 1].integer else {
+                    throw serverError("EXEC gave \(results.count) results for \(body.count - 2) commands", operation: "save")
+                }
+                knownVersion = version
                 return
             case .null?:
                 continue   // another process saved between WATCH and EXEC: look at what it changed
@@ -164,23 +185,38 @@ final class RedisSession {
                 throw serverError("EXEC gave no reply", operation: "save")
             }
         }
-        throw CabinetError.saveConflict(path: path, reason: "other processes saved 20 times while this save was being tried")
+        throw CabinetError.saveConflict(path: path, reason: "other processes saved (or the cluster moved the store) 20 times while this save was being tried")
+    }
+
+    /// The store's version from a reply: a count of saves, never negative.
+    private func version(in reply: RedisReply) throws -> Int64 {
+        if case .null = reply { return 0 }
+        guard let value = reply.integer, value >= 0 else {
+            throw CabinetError.malformedRecord(RecordLocation(file: path + " " + keys.version), reason: "the store's version is not a count of saves")
+        }
+        return value
     }
 
     /// Learns what the saves since ``knownVersion`` changed; if none of it is
-    /// what `mine` changes, this process's view moves to `current`; else throws
+    /// what `mine` changes, this process's view moves to `current` (and what
+    /// they changed is remembered, ``othersChanges``); else throws
     /// ``CabinetError/saveConflict(path:reason:)``.
     private func catchUp(to current: Int64, with mine: RedisCommitLog.Entry, on connection: RedisConnection) throws {
-        let missed = current - knownVersion
+        let missed = current - knownVersion   // both are 0 or more: no overflow
         guard missed > 0 else {
             throw CabinetError.saveConflict(path: path, reason: "the store's version went from \(knownVersion) back to \(current): it was replaced or flushed since this process read it")
         }
         guard missed <= Int64(RedisCommitLog.capacity) else {
             throw CabinetError.saveConflict(path: path, reason: "\(missed) saves of other processes came since this process read the store, more than the \(RedisCommitLog.capacity) its log keeps")
         }
-        let reply = try connection.call(RedisCommand(arguments: [Array("LRANGE".utf8), Array(keys.log.utf8), Array("0".utf8), Array(String(missed - 1).utf8)]),
-                                        operation: "save (read the store's log)")
-        let items = reply.elements ?? []
+        // The log and the version again, in one pipeline on the watching connection: if the
+        // version moved meanwhile, the log read may have missed an entry; try the round again.
+        let replies = try connection.send([RedisCommand(arguments: [Array("LRANGE".utf8), Array(keys.log.utf8), Array("0".utf8), Array(String(missed - 1).utf8)]),
+                                           RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)])],
+                                          operation: "save (read the store's log)", transaction: true)
+        if let message = replies.lazy.compactMap(\.errorMessage).first { throw serverError(message, operation: "save (read the store's log)") }
+        guard try version(in: replies[1]) == current else { return }   // EXEC will answer nil: the next round reads again
+        let items = replies[0].elements ?? []
         guard items.count == Int(missed) else {
             throw CabinetError.saveConflict(path: path, reason: "the store's log holds \(items.count) of the \(missed) saves since this process read it")
         }
@@ -196,25 +232,36 @@ final class RedisSession {
             theirs.append(entry)
         }
         knownVersion = current
-        for entry in theirs.reversed() { othersSaved?(entry) }
+        for entry in theirs.reversed() {
+            othersChanges.merge(entry)
+            othersSaved?(entry)
+        }
     }
 
-    /// After the connection died with a save's reply: reconnects and looks for
-    /// the save's token in the log. `true`: the save is in. `false` never
-    /// returns; if the log cannot be read the save's fate is unknown, its token
-    /// is kept (a later save that finds it knows it as its own) and this throws.
-    private func committedDespiteLostReply(_ token: [UInt8], on connection: RedisConnection) throws -> Bool {
+    /// After the connection died with a save's reply: connects again, has the
+    /// server close the old connection (`CLIENT KILL ID`: a save still waiting in
+    /// its input is dropped, one already run stays), then looks for the save's
+    /// token in the log. `true`: the save is in; `false`: it is not, and never
+    /// will be. If that cannot be learnt, this throws; the token is kept either
+    /// way, so that a later save that finds it knows it as its own.
+    private func committedDespiteLostReply(_ token: [UInt8], killing clientID: Int64?, on connection: RedisConnection) throws -> Bool {
         unresolvedTokens.insert(token)
-        let reply = try connection.send([RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)]),
-                                         RedisCommand(arguments: [Array("LRANGE".utf8), Array(keys.log.utf8), Array("0".utf8), Array(String(RedisCommitLog.capacity - 1).utf8)])],
-                                        operation: "save (find out whether it was written after the connection failed)")
-        let entries = reply[1].elements ?? []
-        guard let position = entries.firstIndex(where: { $0.bytes.map { Array($0.prefix(16)) } == token }) else {
-            unresolvedTokens.remove(token)
-            return false
+        var commands: [RedisCommand] = []
+        if let clientID { commands.append(RedisCommand("CLIENT", "KILL", "ID", String(clientID))) }
+        // The version and the log read together (MULTI/EXEC), so they agree.
+        commands += [RedisCommand("MULTI"), RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)]),
+                     RedisCommand(arguments: [Array("LRANGE".utf8), Array(keys.log.utf8), Array("0".utf8), Array(String(RedisCommitLog.capacity - 1).utf8)]),
+                     RedisCommand("EXEC")]
+        let replies = try connection.send(commands, operation: "save (find out whether it was written after the connection failed)")
+        guard case .array(let results)? = replies.last, results.count == 2 else {
+            throw serverError("the log could not be read after the connection failed", operation: "save")
         }
-        unresolvedTokens.remove(token)
-        knownVersion = (reply[0].integer ?? 0) - Int64(position)
+        let entries = results[1].elements ?? []
+        guard let position = entries.firstIndex(where: { $0.bytes.map { Array($0.prefix(16)) } == token }) else { return false }
+        let version = try self.version(in: results[0])
+        guard version >= Int64(position) else { return false }
+        // Saves that came after this one are caught up with at the next save.
+        knownVersion = version - Int64(position)
         return true
     }
 

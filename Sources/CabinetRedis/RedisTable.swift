@@ -216,7 +216,8 @@ class RedisTable: StorageTable, GroupCommittingTable {
     }
 
     func commitTogether(_ tables: [any StorageTable]) throws {
-        try checkOpen()
-        try session.commit(tables.map { $0 as! RedisTable }.filter(\.inTransaction))
+        let redisTables = tables.map { $0 as! RedisTable }   // canCommitTogether(with:) said they all are
+        for table in redisTables { try table.checkOpen() }   // a closed table's changes are not dropped silently
+        try session.commit(redisTables.filter(\.inTransaction))
     }
 }

@@ -72,6 +72,12 @@ import Glibc
             #expect(error != nil, "\(bad)")
             #expect(!"\(error.map { "\($0)" } ?? "")".contains("s3cret"), "\(bad)")
         }
+        var options = RedisBackend.Options(); options.password = "s3cret"
+        var shown = ""
+        dump(options, to: &shown)
+        dump(address, to: &shown)
+        print(options, to: &shown)
+        #expect(!shown.contains("s3cret") && shown.contains("***"), "\(shown)")
         #expect(throws: CabinetError.self) { _ = try RedisAddress(host: "h", port: 0, store: "x") }
         #expect(throws: CabinetError.self) { _ = try RedisAddress(host: "h", store: String(repeating: "a", count: 129)) }
     }
@@ -294,5 +300,58 @@ extension RedisBackendTests {
         remote.close()
         let bad = try run(tool, ["info", "redis://127.0.0.1:1/0/x"])
         #expect(bad.status != 0 && bad.output.contains("redis://127.0.0.1:1/0/x"), "\(bad.output)")
+    }
+}
+
+extension RedisBackendTests {
+    /// A process that moved past another's save (it changed other rows) still
+    /// holds what was there before that save: writing one of those rows later is
+    /// a conflict too, not a silent overwrite. Here: the class's metadata row,
+    /// whose last row ID the other process's insert moved on.
+    @Test func aRowAnotherProcessChangedEarlierIsAConflictLaterToo() throws {
+        let name = TestRedis.newStoreName()
+        let a = try ObjectStore(backend: TestRedis.backend(store: name))
+        try a.register(Song.self)
+        let x = Song(); x.title = "x"
+        let y = Song(); y.title = "y"
+        a.insert(x); a.insert(y)
+        try a.save()
+        let b = try ObjectStore(backend: TestRedis.backend(store: name))
+        try b.register(Song.self)
+        let theirs = Song(); theirs.title = "b's"
+        b.insert(theirs)
+        try b.save()                                       // rows 1 (metadata) and 4
+
+        x.title = "x by a"
+        try a.save()                                       // row 2 only: no overlap, a moves past b's save
+        let mine = Song(); mine.title = "a's"
+        a.insert(mine)                                     // a's metadata still says row 3 was the last
+        #expect(mine.rowID == theirs.rowID)
+        let conflict = expectCabinetError({ try a.save() }) { $0.code == .saveConflict }
+        #expect(conflict != nil)
+        let reader = try ObjectStore(backend: TestRedis.backend(store: name))
+        try reader.register(Song.self)
+        #expect(try reader.fetchAll(Song.self).map(\.title).sorted() == ["b's", "x by a", "y"])
+        reader.close(); a.close(); b.close()
+    }
+
+    /// Two processes registering new classes at once: the second catalog write
+    /// is refused, never a catalog without the first one's class.
+    @Test func twoProcessesRegisteringClassesAtOnceNeverDropOne() throws {
+        let name = TestRedis.newStoreName()
+        let a = try ObjectStore(backend: TestRedis.backend(store: name))
+        try a.register(Song.self)
+        let b = try ObjectStore(backend: TestRedis.backend(store: name))
+        try b.register(Song.self)
+        try a.register(Album.self)
+        let refused = expectCabinetError({ try b.register(Node.self) }) { $0.code == .saveConflict }
+        #expect(refused != nil)
+        a.close(); b.close()
+        let catalog = try #require(try TestRedis.backend(store: name).readCatalog())
+        #expect(catalog.tables.keys.contains("Album"), "\(catalog.tables.keys.sorted())")
+        let again = try ObjectStore(backend: TestRedis.backend(store: name))
+        try again.register(Song.self, Album.self, Node.self)   // after a reopen it registers
+        again.close()
+        #expect(try TestRedis.backend(store: name).readCatalog()?.tables.keys.contains("Node") == true)
     }
 }
