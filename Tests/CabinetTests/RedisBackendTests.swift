@@ -355,3 +355,37 @@ extension RedisBackendTests {
         #expect(try TestRedis.backend(store: name).readCatalog()?.tables.keys.contains("Node") == true)
     }
 }
+
+extension RedisBackendTests {
+    /// A save whose reply never comes (the server holds its EXEC: writes are
+    /// paused, and the client times out): it is reported as not written, and it
+    /// is not, even after the pause ends (the backend closes the old connection
+    /// on the server, `CLIENT KILL ID`; Redis 7 also drops a held transaction
+    /// whose client went away, so this passes without the kill too); the retry
+    /// writes it once.
+    @Test func aSaveWhoseReplyIsLostIsSettledNeverHalfAndNeverTwice() throws {
+        let server = try OwnServer()
+        var options = RedisBackend.Options(); options.commandTimeout = .milliseconds(300)
+        let store = try ObjectStore(backend: RedisBackend(url: server.url, store: "music", options: options))
+        try store.register(Song.self, Playlist.self)
+        let song = Song(); song.title = "held"
+        let list = Playlist(); list.title = "list"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        server.cli("CLIENT", "PAUSE", "1500", "WRITE")
+        let lost = expectCabinetError({ try store.save() }) { $0.code == .backendFailure }
+        #expect(lost != nil, "the save timed out")
+        #expect(store.hasUnsavedChanges)
+        usleep(1_700_000)                                   // the pause is over: a held EXEC would run now
+        let reader = try ObjectStore(backend: RedisBackend(url: server.url, store: "music"))
+        try reader.register(Song.self, Playlist.self)
+        #expect(try reader.count(of: Song.self) == 0 && reader.count(of: Playlist.self) == 0, "nothing of the lost save")
+        reader.close()
+        try store.save()
+        #expect(try store.count(of: Song.self) == 1)
+        store.close()
+        let after = try ObjectStore(backend: RedisBackend(url: server.url, store: "music"))
+        try after.register(Song.self, Playlist.self)
+        #expect(try after.fetchAll(Playlist.self).map { $0.songs.map(\.title) } == [["held"]])
+        after.close()
+    }
+}
