@@ -94,6 +94,43 @@ class RedisTable: StorageTable, GroupCommittingTable {
         return try value.withUnsafeBytes(body)
     }
 
+    /// `HMGET`s of up to 1,024 fields each, pipelined: one round trip for all
+    /// of them; the open transaction's own changes answer for their keys.
+    func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        try checkOpen()
+        let asked = keys.indices.filter { pendingValue(keys[$0]) == nil }
+        var commands: [RedisCommand] = []
+        var start = 0
+        while start < asked.count {
+            let end = min(start + 1024, asked.count)
+            commands.append(command("HMGET", arguments: asked[start..<end].map { keys[$0] }))
+            start = end
+        }
+        let replies = commands.isEmpty ? [] : try session.callAll(commands, operation: "read")
+        var fetched: [[UInt8]?] = []
+        fetched.reserveCapacity(asked.count)
+        for reply in replies {
+            guard let elements = reply.elements else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave a reply that is not a list")
+            }
+            fetched += elements.map(\.bytes)
+        }
+        guard fetched.count == asked.count else {
+            throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave \(fetched.count) values for \(asked.count) keys")
+        }
+        var next = 0
+        for (index, key) in keys.enumerated() {
+            let value: [UInt8]?
+            if let change = pendingValue(key) {
+                value = change
+            } else {
+                value = fetched[next]
+                next += 1
+            }
+            if let value { try value.withUnsafeBytes { try body(index, $0) } } else { try body(index, nil) }
+        }
+    }
+
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
         try change(Array(key), to: Array(value))
     }

@@ -121,6 +121,9 @@ class ForwardingTable: StorageTable {
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try inner.withValue(forKey: key, body)
     }
+    func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        try inner.withValues(forKeys: keys, body)
+    }
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws { try inner.setValue(value, forKey: key) }
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { try inner.removeValue(forKey: key) }
     func reserveCapacity(_ records: Int) throws { try inner.reserveCapacity(records) }
@@ -135,12 +138,13 @@ class ForwardingTable: StorageTable {
 final class CountingBackend: ForwardingBackend {
     private(set) var singleReads: [String: Int] = [:]
     private(set) var scans: [String: Int] = [:]
+    private(set) var batchReads: [String: Int] = [:]
 
     override func openTable(named name: String) throws -> any StorageTable {
         CountingTable(name: name, inner: try inner.openTable(named: name), owner: self)
     }
     func reads(of name: String) -> Int { singleReads[name, default: 0] }
-    func resetCounts() { singleReads = [:]; scans = [:] }
+    func resetCounts() { singleReads = [:]; scans = [:]; batchReads = [:] }
 
     final class CountingTable: ForwardingTable {
         unowned let owner: CountingBackend
@@ -151,6 +155,10 @@ final class CountingBackend: ForwardingBackend {
         override func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
             owner.singleReads[name, default: 0] += 1
             return try inner.withValue(forKey: key, body)
+        }
+        override func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+            owner.batchReads[name, default: 0] += 1
+            try inner.withValues(forKeys: keys, body)
         }
         override func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
             owner.scans[name, default: 0] += 1

@@ -91,6 +91,20 @@ class StagedTable: StorageTable {
         return try base.withValue(forKey: key, body)
     }
 
+    /// The staged records answer for their keys; the rest go to the base table in one call.
+    func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        if staging.isDirect || staged.isEmpty { return try base.withValues(forKeys: keys, body) }
+        let unstaged = keys.indices.filter { staged[StagedKey(keys[$0])] == nil }
+        var fromBase: [Int: [UInt8]] = [:]
+        try base.withValues(forKeys: unstaged.map { keys[$0] }) { index, value in
+            if let value { fromBase[unstaged[index]] = Array(value) }
+        }
+        for (index, key) in keys.enumerated() {
+            let value = staged[StagedKey(key)].map { $0.value } ?? fromBase[index]
+            if let value { try value.withUnsafeBytes { try body(index, $0) } } else { try body(index, nil) }
+        }
+    }
+
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
         if staging.isDirect { return try base.setValue(value, forKey: key) }
         try stage(Array(key), Array(value))

@@ -160,6 +160,13 @@ class MemoryTable: StorageTable {
         return try value.withUnsafeBytes(body)
     }
 
+    func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        try checkOpen()
+        for (index, key) in keys.enumerated() {
+            if let value = values[key] { try value.withUnsafeBytes { try body(index, $0) } } else { try body(index, nil) }
+        }
+    }
+
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
         try checkOpen()
         let key = Array(key)

@@ -10,6 +10,7 @@
 ///     var recordCount: Int { ... }
 ///     var byteCount: UInt64 { ... }
 ///     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? { ... }
+///     func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws { ... }
 ///     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws { ... }
 ///     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { ... }
 ///     func reserveCapacity(_ records: Int) throws {}   // nothing to prepare
@@ -41,6 +42,18 @@ public protocol StorageTable: AnyObject {
     /// is none. The bytes are valid only during `body`; an error `body` throws
     /// is rethrown as it is.
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+
+    /// Calls `body` with the index in `keys` and the value of each key (`nil`:
+    /// none), in the order of `keys`: many single reads in one call, which a
+    /// networked table answers in one round trip (Redis: `HMGET`), and a file
+    /// one read at a time. The bytes are valid only during each call of `body`;
+    /// an error `body` throws ends the reads and is rethrown.
+    /// ```swift
+    /// try table.withValues(forKeys: rows.map { withUnsafeBytes(of: $0.littleEndian, Array.init) }) { index, value in
+    ///     if let value { print(rows[index], value.count) }
+    /// }
+    /// ```
+    func withValues(forKeys keys: [[UInt8]], _ body: (_ index: Int, _ value: UnsafeRawBufferPointer?) throws -> Void) throws
 
     /// Stores `value` under `key`, replacing any previous value. An empty value
     /// is a value (its base address may be `nil`). Inside a transaction the
@@ -83,6 +96,14 @@ public protocol StorageTable: AnyObject {
 }
 
 extension StorageTable {
+    /// ``withValues(forKeys:_:)`` for a table that reads one key at a time: a loop of ``withValue(forKey:_:)``.
+    package func withValuesOneByOne(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        for (index, key) in keys.enumerated() {
+            let found: Void? = try key.withUnsafeBytes { key in try withValue(forKey: key) { try body(index, $0) } }
+            if found == nil { try body(index, nil) }
+        }
+    }
+
     /// Calls `body` with the value under a 4-byte little-endian row key.
     @inlinable
     package func withValue<R>(forRow rowID: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {

@@ -181,6 +181,11 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         return tcbdbfsiz(handle)
     }
 
+    /// One read per key, each a B+ tree lookup.
+    func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        try withValuesOneByOne(forKeys: keys, body)
+    }
+
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let bdb = try open()
         var size: Int32 = 0

@@ -102,3 +102,10 @@ extension TokyoCabinetTable {
         throw openError(path: path, code: Int32(TCEMETA))
     }
 }
+
+extension TokyoCabinetTable {
+    /// One read per key: from the file's map, each is a lookup in memory.
+    func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        try withValuesOneByOne(forKeys: keys, body)
+    }
+}
