@@ -1,5 +1,4 @@
 import CabinetStorage
-import Synchronization
 
 /// What a backend's tables share: the connections, the key names, whether the
 /// backend is open and writable, and the version of the store its last save
@@ -16,7 +15,7 @@ final class RedisSession {
     private let address: RedisAddress
     private let connectTimeout: Duration, commandTimeout: Duration
     /// Guards ``idle``: connections are not Sendable, so they are kept beside the lock, not in it.
-    private let idleLock = Mutex(())
+    private let idleLock = RedisLock()
     private var idle: [RedisConnection] = []
     /// The node that last answered for the store (guarded by ``idleLock``).
     private var storeNode: (host: String, port: Int)?
@@ -50,16 +49,16 @@ final class RedisSession {
     func withConnection<R>(_ body: (RedisConnection) throws -> R) throws -> R {
         var taken: RedisConnection?
         var node: (host: String, port: Int)?
-        idleLock.withLock { _ in taken = idle.popLast(); node = storeNode }
+        idleLock.withLock { taken = idle.popLast(); node = storeNode }
         // A new connection goes straight to the node the store's slot was last found on.
         let connection = taken ?? RedisConnection(address: address, node: node, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
-        defer { idleLock.withLock { _ in idle.append(connection); storeNode = connection.node } }
+        defer { idleLock.withLock { idle.append(connection); storeNode = connection.node } }
         return try body(connection)
     }
 
     /// Closes every idle connection (all of them, when no call is running).
     func disconnectAll() {
-        idleLock.withLock { _ in
+        idleLock.withLock {
             for connection in idle { connection.disconnect() }
             idle = []
         }

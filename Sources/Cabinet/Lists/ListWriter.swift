@@ -15,8 +15,6 @@ final class ListWriter {
     private let format: RecordFormat
     /// The table's location, named in errors.
     private let location: String
-    /// Node IDs are random: nothing a client chooses can make two nodes share one.
-    private var generator = SystemRandomNumberGenerator()
     /// Nodes written by this save, and where: applied to them once it committed.
     private var written: [(node: ListNode, storage: ListNodeStorage)] = []
 
@@ -184,8 +182,9 @@ final class ListWriter {
 
     /// A random node ID no node of `scope` has (on disk, kept, or written by this save).
     private func freshID(scope: ListScope, avoiding kept: KeptNodes, owner: RecordLocation) throws -> ListNodeID {
+        // Node IDs are random: nothing a client chooses can make two nodes share one.
         while true {
-            let id = ListNodeID.random(using: &generator)
+            let id = ListNodeID.random()
             if kept.contains(id) || written.contains(where: { $0.storage == ListNodeStorage(scope: scope, id: id) }) { continue }
             let taken = try scope.nodeKey(id).withUnsafeBytes { key in try table.withValue(forKey: key) { _ in true } } ?? false
             if !taken { return id }

@@ -1,0 +1,28 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain mutex (a `pthread_mutex_t`) around a backend's idle connections.
+/// A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer sees
+/// the order a pthread mutex gives, and not the one of a futex it cannot see
+/// into, so `make tsan` checks the connection list instead of flagging it.
+final class RedisLock: @unchecked Sendable {
+    // Allocated once and never moved: a pthread mutex must keep its address.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() {
+        mutex.initialize(to: pthread_mutex_t())
+        precondition(pthread_mutex_init(mutex, nil) == 0, "Cabinet: pthread_mutex_init failed")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
