@@ -143,8 +143,8 @@ extension ObjectStore {
     /// ```
     /// Objects that have their content, or belong to another store, are passed
     /// over. Throws ``CabinetError/missingRecord(_:)`` for the first fault whose
-    /// row is gone (the faults before it in its class are loaded), and the
-    /// errors of loading one object for a record that does not decode.
+    /// row is gone (the other faults of its class are loaded), and the errors
+    /// of loading one object for a record that does not decode.
     public func load<Objects: Sequence>(_ objects: Objects) throws where Objects.Element: StoredObject {
         useDetector.enter("load(_:)")
         defer { useDetector.leave() }
