@@ -19,7 +19,7 @@ extension RedisBackend {
         }
         var cursor = "0"
         repeat {
-            let reply = try session.call(command("SCAN", cursor, "MATCH", keys.pattern, "COUNT", "1000"), operation: "scan the store's keys")
+            let reply = try session.call(RedisCommand("SCAN", cursor, "MATCH", keys.pattern, "COUNT", "1000"), operation: "scan the store's keys")
             guard let parts = reply.elements, parts.count == 2, let next = parts[0].bytes, let found = parts[1].elements else {
                 throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "SCAN gave a reply of an unexpected shape")
             }
@@ -53,16 +53,16 @@ extension RedisBackend {
             let hash = prefix + "t:" + name, order = prefix + "o:" + name
             var wrote = false
             var batch: [RedisCommand] = []
-            var sets = command("HSET", hash), adds = command("ZADD", order)
+            var sets = RedisCommand("HSET", hash), adds = RedisCommand("ZADD", order)
             func flush() throws {
-                if sets.arguments.count > 2 { batch.append(sets); sets = command("HSET", hash) }
-                if adds.arguments.count > 2 { batch.append(adds); adds = command("ZADD", order) }
+                if sets.arguments.count > 2 { batch.append(sets); sets = RedisCommand("HSET", hash) }
+                if adds.arguments.count > 2 { batch.append(adds); adds = RedisCommand("ZADD", order) }
                 guard !batch.isEmpty else { return }
                 // Each batch with its expiry in one EXEC: a copy is never left without one.
-                batch.insert(command("MULTI"), at: 0)
-                batch.append(command("EXPIRE", hash, String(RedisBackend.restoreCopyLifetime)))
-                if ordered { batch.append(command("EXPIRE", order, String(RedisBackend.restoreCopyLifetime))) }
-                batch.append(command("EXEC"))
+                batch.insert(RedisCommand("MULTI"), at: 0)
+                batch.append(RedisCommand("EXPIRE", hash, String(RedisBackend.restoreCopyLifetime)))
+                if ordered { batch.append(RedisCommand("EXPIRE", order, String(RedisBackend.restoreCopyLifetime))) }
+                batch.append(RedisCommand("EXEC"))
                 let replies = try session.callAll(batch, operation: "restore (copy \(name))")
                 if replies.last?.elements == nil {
                     throw session.serverError("the copy's EXEC did not run", operation: "restore (copy \(name))")
@@ -74,8 +74,8 @@ extension RedisBackend {
                 sets.append(key); sets.append(value)
                 if ordered { adds.append("0"); adds.append(key) }
                 if sets.arguments.count >= 2 + 2 * 512 {
-                    batch.append(sets); sets = command("HSET", hash)
-                    if ordered { batch.append(adds); adds = command("ZADD", order) }
+                    batch.append(sets); sets = RedisCommand("HSET", hash)
+                    if ordered { batch.append(adds); adds = RedisCommand("ZADD", order) }
                     if batch.count >= 16 { try flush() }
                 }
                 return true
@@ -84,38 +84,36 @@ extension RedisBackend {
             copied.append((name, ordered, wrote ? hash : nil, wrote && ordered ? order : nil))
         }
         // The switch: old keys out, the copy in, as one EXEC.
-        var body = [command("MULTI")]
+        var body = [RedisCommand("MULTI")]
         for name in try tableNames() {
-            body.append(command("UNLINK", keys.table(name), keys.order(name)))
+            body.append(RedisCommand("UNLINK", keys.table(name), keys.order(name)))
         }
-        body.append(command("UNLINK", keys.tables, keys.catalog, keys.journal))
+        body.append(RedisCommand("UNLINK", keys.tables, keys.catalog, keys.journal))
         for item in copied {
-            body.append(command("HSET", keys.tables, item.table, (item.ordered ? RedisKeys.TableKind.ordered : .hash).rawValue))
-            if let hash = item.hash { body += [command("RENAME", hash, keys.table(item.table)), command("PERSIST", keys.table(item.table))] }
-            if let order = item.order { body += [command("RENAME", order, keys.order(item.table)), command("PERSIST", keys.order(item.table))] }
+            body.append(RedisCommand("HSET", keys.tables, item.table, (item.ordered ? RedisKeys.TableKind.ordered : .hash).rawValue))
+            if let hash = item.hash { body += [RedisCommand("RENAME", hash, keys.table(item.table)), RedisCommand("PERSIST", keys.table(item.table))] }
+            if let order = item.order { body += [RedisCommand("RENAME", order, keys.order(item.table)), RedisCommand("PERSIST", keys.order(item.table))] }
         }
-        body.append(command("SET", keys.formatMarker, formatMarker))
+        body.append(RedisCommand("SET", keys.formatMarker, formatMarker))
         let catalog = try source.services.readCatalog()?.encoded
-        if let catalog { body.append(RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), catalog])) }
+        if let catalog { body.append(RedisCommand("SET", keys.catalog, bytes: catalog)) }
         var entry = RedisCommitLog.Entry(token: RedisSession.newToken())
         entry.wholeStore = true
-        body.append(command("INCR", keys.version))
-        body.append(RedisCommand(arguments: [Array("LPUSH".utf8), Array(keys.log.utf8), entry.encoded]))
-        body.append(command("LTRIM", keys.log, "0", String(RedisCommitLog.capacity - 1)))
-        body.append(command("EXEC"))
+        body += session.announcing(entry)
+        body.append(RedisCommand("EXEC"))
         let watched = copied.flatMap { [$0.hash, $0.order].compactMap { $0 } }
         closeTables()
         let replies = try session.withConnection { connection in
             // Each copy gets a fresh hour (a long restore's first tables must not expire
             // before the switch), and must still be there: a RENAME of a missing key
             // would fail inside the EXEC after the old tables were unlinked.
-            let renewed = try connection.send(watched.map { command("EXPIRE", $0, String(RedisBackend.restoreCopyLifetime)) }, operation: "restore")
+            let renewed = try connection.send(watched.map { RedisCommand("EXPIRE", $0, String(RedisBackend.restoreCopyLifetime)) }, operation: "restore")
             if let gone = zip(watched, renewed).first(where: { $0.1.integer != 1 }) {
                 throw session.serverError("the restore's copy \(gone.0) is gone (expired or removed); nothing was replaced, run the restore again",
                                           operation: "restore")
             }
             // WATCH and EXEC on one connection: a copy another process removes meanwhile stops the switch.
-            if !watched.isEmpty { _ = try connection.send(watched.map { command("WATCH", $0) }, operation: "restore", transaction: true) }
+            if !watched.isEmpty { _ = try connection.send(watched.map { RedisCommand("WATCH", $0) }, operation: "restore", transaction: true) }
             return try connection.send(body, operation: "restore (switch to the copy)", transaction: true)
         }
         if let refused = replies.dropLast().lazy.compactMap(\.errorMessage).first {

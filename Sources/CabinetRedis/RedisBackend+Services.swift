@@ -24,31 +24,31 @@ extension RedisBackend: StoreServices {
 
     public func writeJournal(_ bytes: [UInt8]) throws {
         try session.checkWritable()
-        try session.call(RedisCommand(arguments: [Array("SET".utf8), Array(keys.journal.utf8), bytes]), operation: "write the journal")
+        try session.call(RedisCommand("SET", keys.journal, bytes: bytes), operation: "write the journal")
     }
 
     public func readJournal() throws -> [UInt8]? {
-        try session.call(command("GET", keys.journal), operation: "read the journal").bytes
+        try session.call(RedisCommand("GET", keys.journal), operation: "read the journal").bytes
     }
 
     public func removeJournal() throws {
         try session.checkWritable()
-        try session.call(command("DEL", keys.journal), operation: "remove the journal")
+        try session.call(RedisCommand("DEL", keys.journal), operation: "remove the journal")
     }
 
     public var formatMarkerLocation: String { path + " " + keys.formatMarker }
 
     public func readFormatMarker() throws -> String? {
-        try session.call(command("GET", keys.formatMarker), operation: "read the format marker").bytes.map { String(decoding: $0, as: UTF8.self) }
+        try session.call(RedisCommand("GET", keys.formatMarker), operation: "read the format marker").bytes.map { String(decoding: $0, as: UTF8.self) }
     }
 
     public func writeFormatMarker(_ text: String) throws {
         try session.checkWritable()
-        try session.call(command("SET", keys.formatMarker, text), operation: "write the format marker")
+        try session.call(RedisCommand("SET", keys.formatMarker, text), operation: "write the format marker")
     }
 
     public func readCatalog() throws -> StoreCatalog? {
-        let bytes = try session.call(command("GET", keys.catalog), operation: "read the catalog").bytes
+        let bytes = try session.call(RedisCommand("GET", keys.catalog), operation: "read the catalog").bytes
         lastCatalog = .some(bytes)
         return try bytes.map { try StoreCatalog(encoded: $0, file: path + " " + keys.catalog) }
     }
@@ -62,13 +62,13 @@ extension RedisBackend: StoreServices {
         let encoded = catalog.encoded
         let conflict = CabinetError.saveConflict(path: path, reason: "another process changed the store's catalog (registered a class) since this one read it; reopen the store and register again")
         try session.withConnection { connection in
-            let watched = try connection.send([command("WATCH", keys.catalog), command("GET", keys.catalog)], operation: "write the catalog", transaction: true)
+            let watched = try connection.send([RedisCommand("WATCH", keys.catalog), RedisCommand("GET", keys.catalog)], operation: "write the catalog", transaction: true)
             if let message = watched.lazy.compactMap(\.errorMessage).first { throw session.serverError(message, operation: "write the catalog") }
             if let expected = lastCatalog, watched[1].bytes != expected {
                 _ = try? connection.send([RedisCommand("UNWATCH")], operation: "write the catalog")
                 throw conflict
             }
-            let replies = try connection.send([RedisCommand("MULTI"), RedisCommand(arguments: [Array("SET".utf8), Array(keys.catalog.utf8), encoded]),
+            let replies = try connection.send([RedisCommand("MULTI"), RedisCommand("SET", keys.catalog, bytes: encoded),
                                                RedisCommand("EXEC")], operation: "write the catalog", transaction: true)
             if let message = replies.lazy.compactMap(\.errorMessage).first { throw session.serverError(message, operation: "write the catalog") }
             guard case .array? = replies.last else { throw conflict }

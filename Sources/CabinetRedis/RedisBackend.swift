@@ -122,7 +122,7 @@ public final class RedisBackend: StorageBackend {
             if ordered && !(table is RedisOrderedTable) { throw notOrdered(name) }
             return table
         }
-        let listed = try session.call(command("HGET", keys.tables, name), operation: "open table").bytes
+        let listed = try session.call(RedisCommand("HGET", keys.tables, name), operation: "open table").bytes
         var kind = listed.flatMap { RedisKeys.TableKind(rawValue: String(decoding: $0, as: UTF8.self)) }
         if listed != nil && kind == nil {
             throw CabinetError.notADatabase(RecordLocation(file: location(ofTable: name)),
@@ -134,8 +134,8 @@ public final class RedisBackend: StorageBackend {
             }
             kind = ordered ? .ordered : .hash
             // HSETNX: two processes creating it at once agree on its kind.
-            try session.call(command("HSETNX", keys.tables, name, kind!.rawValue), operation: "create table")
-            kind = try session.call(command("HGET", keys.tables, name), operation: "open table").bytes
+            try session.call(RedisCommand("HSETNX", keys.tables, name, kind!.rawValue), operation: "create table")
+            kind = try session.call(RedisCommand("HGET", keys.tables, name), operation: "open table").bytes
                 .flatMap { RedisKeys.TableKind(rawValue: String(decoding: $0, as: UTF8.self)) } ?? kind
         }
         if ordered && kind != .ordered { throw notOrdered(name) }
@@ -153,7 +153,7 @@ public final class RedisBackend: StorageBackend {
 
     /// A key in a table's place that is not of the table's type is not the table.
     private func checkType(of key: String, expected: String, table: String) throws {
-        guard case .status(let type) = try session.call(command("TYPE", key), operation: "open table"),
+        guard case .status(let type) = try session.call(RedisCommand("TYPE", key), operation: "open table"),
               type == "none" || type == expected else {
             throw CabinetError.notADatabase(RecordLocation(file: location(ofTable: table)),
                                             reason: "the key \(key) is not a \(expected)")
@@ -165,17 +165,17 @@ public final class RedisBackend: StorageBackend {
         tables.removeValue(forKey: name)?.close()
         var entry = RedisCommitLog.Entry(token: RedisSession.newToken())
         entry.touchWhole(name)
-        try session.commit([], extra: [command("DEL", keys.table(name)), command("DEL", keys.order(name)),
-                                       command("HDEL", keys.tables, name)], logged: entry)
+        try session.commit([], extra: [RedisCommand("DEL", keys.table(name)), RedisCommand("DEL", keys.order(name)),
+                                       RedisCommand("HDEL", keys.tables, name)], logged: entry)
     }
 
     public func tableNames() throws -> [String] {
-        let names = try session.call(command("HKEYS", keys.tables), operation: "list tables").elements ?? []
+        let names = try session.call(RedisCommand("HKEYS", keys.tables), operation: "list tables").elements ?? []
         return names.compactMap { $0.bytes.map { String(decoding: $0, as: UTF8.self) } }.sorted()
     }
 
     public func hasTable(named name: String) throws -> Bool {
-        try session.call(command("HEXISTS", keys.tables, name), operation: "look for table").integer == 1
+        try session.call(RedisCommand("HEXISTS", keys.tables, name), operation: "look for table").integer == 1
     }
 
     public func location(ofTable name: String) -> String { path + "/" + name }
@@ -186,8 +186,6 @@ public final class RedisBackend: StorageBackend {
         session.isClosed = true
         session.disconnectAll()
     }
-
-    func command(_ words: String...) -> RedisCommand { RedisCommand(arguments: words.map { Array($0.utf8) }) }
 
     /// The tables handed out, closed: for ``replaceContents(with:formatMarker:)``.
     func closeTables() {

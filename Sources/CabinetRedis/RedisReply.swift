@@ -65,6 +65,8 @@ struct RedisCommand {
     var arguments: [[UInt8]]
 
     init(_ words: String...) { arguments = words.map { Array($0.utf8) } }
+    /// Words, then a binary argument (a record, a log entry, a catalog).
+    init(_ words: String..., bytes: [UInt8]) { arguments = words.map { Array($0.utf8) } + [bytes] }
     init(arguments: [[UInt8]]) { self.arguments = arguments }
 
     mutating func append(_ word: String) { arguments.append(Array(word.utf8)) }

@@ -96,7 +96,7 @@ final class RedisSession {
 
     /// The store's version now.
     func currentVersion() throws -> Int64 {
-        try call(RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)]), operation: "read the store's version").integer ?? 0
+        try call(RedisCommand("GET", keys.version), operation: "read the store's version").integer ?? 0
     }
 
     /// Commits the open transactions of `tables` as one `MULTI`/`EXEC`, under
@@ -112,19 +112,24 @@ final class RedisSession {
         body += extra
         for table in tables { table.appendCommit(to: &body, log: &entry) }
         let incrIndex = body.count
-        body.append(RedisCommand(arguments: [Array("INCR".utf8), Array(keys.version.utf8)]))
-        body.append(RedisCommand(arguments: [Array("LPUSH".utf8), Array(keys.log.utf8), entry.encoded]))
-        body.append(RedisCommand(arguments: [Array("LTRIM".utf8), Array(keys.log.utf8), Array("0".utf8),
-                                             Array(String(RedisCommitLog.capacity - 1).utf8)]))
-        body.append(RedisCommand(arguments: [Array("PUBLISH".utf8), Array(keys.saves.utf8), Array(RedisSession.hex(entry.token).utf8)]))
+        body += announcing(entry)
         body.append(RedisCommand("EXEC"))
         try withConnection { connection in try commit(body, entry: entry, incrIndex: incrIndex, on: connection) }
     }
 
+    /// What every save ends with inside its `MULTI`: the version counted up
+    /// (first: ``commit(_:extra:logged:)`` reads the new version from its
+    /// result), `entry` at the head of the log, the log trimmed, the save announced.
+    func announcing(_ entry: RedisCommitLog.Entry) -> [RedisCommand] {
+        [RedisCommand("INCR", keys.version), RedisCommand("LPUSH", keys.log, bytes: entry.encoded),
+         RedisCommand("LTRIM", keys.log, "0", String(RedisCommitLog.capacity - 1)),
+         RedisCommand("PUBLISH", keys.saves, RedisSession.hex(entry.token))]
+    }
+
     /// The rounds of a commit, on one connection (its `WATCH` is the connection's).
     private func commit(_ body: [RedisCommand], entry: RedisCommitLog.Entry, incrIndex: Int, on connection: RedisConnection) throws {
-        let watch = RedisCommand(arguments: [Array("WATCH".utf8), Array(keys.version.utf8)])
-        let get = RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)])
+        let watch = RedisCommand("WATCH", keys.version)
+        let get = RedisCommand("GET", keys.version)
         // Saves of others this process moved past before: a record they changed that this save
         // writes again was changed here from what this process had read before them.
         if let overlap = entry.overlap(with: othersChanges) {
@@ -210,8 +215,8 @@ final class RedisSession {
         }
         // The log and the version again, in one pipeline on the watching connection: if the
         // version moved meanwhile, the log read may have missed an entry; try the round again.
-        let replies = try connection.send([RedisCommand(arguments: [Array("LRANGE".utf8), Array(keys.log.utf8), Array("0".utf8), Array(String(missed - 1).utf8)]),
-                                           RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)])],
+        let replies = try connection.send([RedisCommand("LRANGE", keys.log, "0", String(missed - 1)),
+                                           RedisCommand("GET", keys.version)],
                                           operation: "save (read the store's log)", transaction: true)
         if let message = replies.lazy.compactMap(\.errorMessage).first { throw serverError(message, operation: "save (read the store's log)") }
         guard try version(in: replies[1]) == current else { return }   // EXEC will answer nil: the next round reads again
@@ -248,8 +253,8 @@ final class RedisSession {
         var commands: [RedisCommand] = []
         if let clientID { commands.append(RedisCommand("CLIENT", "KILL", "ID", String(clientID))) }
         // The version and the log read together (MULTI/EXEC), so they agree.
-        commands += [RedisCommand("MULTI"), RedisCommand(arguments: [Array("GET".utf8), Array(keys.version.utf8)]),
-                     RedisCommand(arguments: [Array("LRANGE".utf8), Array(keys.log.utf8), Array("0".utf8), Array(String(RedisCommitLog.capacity - 1).utf8)]),
+        commands += [RedisCommand("MULTI"), RedisCommand("GET", keys.version),
+                     RedisCommand("LRANGE", keys.log, "0", String(RedisCommitLog.capacity - 1)),
                      RedisCommand("EXEC")]
         let replies = try connection.send(commands, operation: "save (find out whether it was written after the connection failed)")
         guard case .array(let results)? = replies.last, results.count == 2 else {

@@ -77,7 +77,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
     }
 
     func memoryUsage(of keys: [[UInt8]]) -> UInt64 {
-        let replies = (try? session.callAll(keys.map { RedisCommand(arguments: [Array("MEMORY".utf8), Array("USAGE".utf8), $0]) },
+        let replies = (try? session.callAll(keys.map { RedisCommand("MEMORY", "USAGE", bytes: $0) },
                                             operation: "measure the table")) ?? []
         return replies.reduce(0) { $0 + UInt64(max(0, $1.integer ?? 0)) }
     }

@@ -56,6 +56,23 @@ import Glibc
         }
     }
 
+    /// A store on the test server named `name`, with `Song` registered: one of several processes on it.
+    static func songs(_ name: String) throws -> ObjectStore {
+        let store = try ObjectStore(backend: TestRedis.backend(store: name))
+        try store.register(Song.self)
+        return store
+    }
+
+    /// Process A's store with two saved songs, x and y, and process B's, opened after that save.
+    static func twoProcessesWithXAndY(_ name: String) throws -> (a: ObjectStore, b: ObjectStore, x: Song, y: Song) {
+        let a = try songs(name)
+        let x = Song(); x.title = "x"
+        let y = Song(); y.title = "y"
+        a.insert(x); a.insert(y)
+        try a.save()
+        return (a, try songs(name), x, y)
+    }
+
     @Test func urlsParseAndNeverShowThePassword() throws {
         let address = try RedisAddress(url: "redis://alice:s3cret%21@127.0.0.1:6380/2/music")
         #expect(address.host == "127.0.0.1" && address.port == 6380 && address.database == 2 && address.store == "music")
@@ -171,14 +188,7 @@ import Glibc
 
     @Test func twoProcessesSaveDifferentObjectsAndConflictOnTheSameOne() throws {
         let name = TestRedis.newStoreName()
-        let a = try ObjectStore(backend: TestRedis.backend(store: name))
-        try a.register(Song.self)
-        let x = Song(); x.title = "x"
-        let y = Song(); y.title = "y"
-        a.insert(x); a.insert(y)
-        try a.save()
-        let b = try ObjectStore(backend: TestRedis.backend(store: name))
-        try b.register(Song.self)
+        let (a, b, x, y) = try Self.twoProcessesWithXAndY(name)
         let bx = try #require(try b.fetch(Song.self, rowID: x.rowID))
         let by = try #require(try b.fetch(Song.self, rowID: y.rowID))
 
@@ -197,8 +207,7 @@ import Glibc
         #expect(conflict?.path == (try TestRedis.backend(store: name)).path && conflict?.reason?.contains("row \(x.rowID)") == true,
                 "\(String(describing: conflict))")
         #expect(b.hasUnsavedChanges)
-        let reader = try ObjectStore(backend: TestRedis.backend(store: name))
-        try reader.register(Song.self)
+        let reader = try Self.songs(name)
         #expect(try reader.fetchAll(Song.self).map(\.title).sorted() == ["x again by a", "y by b"], "nothing of the refused save")
         reader.close()
         a.close(); b.close()
@@ -206,18 +215,14 @@ import Glibc
 
     @Test func twoProcessesInsertingIntoOneClassConflictInsteadOfSharingARow() throws {
         let name = TestRedis.newStoreName()
-        let a = try ObjectStore(backend: TestRedis.backend(store: name))
-        try a.register(Song.self)
-        let b = try ObjectStore(backend: TestRedis.backend(store: name))
-        try b.register(Song.self)
+        let a = try Self.songs(name), b = try Self.songs(name)
         let fromA = Song(); fromA.title = "a"
         let fromB = Song(); fromB.title = "b"
         a.insert(fromA); b.insert(fromB)
         #expect(fromA.rowID == fromB.rowID, "each process hands out the next row it knows of")
         try a.save()
         #expect(throws: CabinetError.self) { try b.save() }
-        let reader = try ObjectStore(backend: TestRedis.backend(store: name))
-        try reader.register(Song.self)
+        let reader = try Self.songs(name)
         #expect(try reader.fetchAll(Song.self).map(\.title) == ["a"], "b's insert never overwrote a's")
         reader.close(); a.close(); b.close()
     }
@@ -310,14 +315,7 @@ extension RedisBackendTests {
     /// whose last row ID the other process's insert moved on.
     @Test func aRowAnotherProcessChangedEarlierIsAConflictLaterToo() throws {
         let name = TestRedis.newStoreName()
-        let a = try ObjectStore(backend: TestRedis.backend(store: name))
-        try a.register(Song.self)
-        let x = Song(); x.title = "x"
-        let y = Song(); y.title = "y"
-        a.insert(x); a.insert(y)
-        try a.save()
-        let b = try ObjectStore(backend: TestRedis.backend(store: name))
-        try b.register(Song.self)
+        let (a, b, x, _) = try Self.twoProcessesWithXAndY(name)
         let theirs = Song(); theirs.title = "b's"
         b.insert(theirs)
         try b.save()                                       // rows 1 (metadata) and 4
@@ -329,8 +327,7 @@ extension RedisBackendTests {
         #expect(mine.rowID == theirs.rowID)
         let conflict = expectCabinetError({ try a.save() }) { $0.code == .saveConflict }
         #expect(conflict != nil)
-        let reader = try ObjectStore(backend: TestRedis.backend(store: name))
-        try reader.register(Song.self)
+        let reader = try Self.songs(name)
         #expect(try reader.fetchAll(Song.self).map(\.title).sorted() == ["b's", "x by a", "y"])
         reader.close(); a.close(); b.close()
     }
@@ -339,10 +336,7 @@ extension RedisBackendTests {
     /// is refused, never a catalog without the first one's class.
     @Test func twoProcessesRegisteringClassesAtOnceNeverDropOne() throws {
         let name = TestRedis.newStoreName()
-        let a = try ObjectStore(backend: TestRedis.backend(store: name))
-        try a.register(Song.self)
-        let b = try ObjectStore(backend: TestRedis.backend(store: name))
-        try b.register(Song.self)
+        let a = try Self.songs(name), b = try Self.songs(name)
         try a.register(Album.self)
         let refused = expectCabinetError({ try b.register(Node.self) }) { $0.code == .saveConflict }
         #expect(refused != nil)
