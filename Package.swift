@@ -83,7 +83,7 @@ let package = Package(
         ),
         .target(
             name: "SpeedTestKit",
-            dependencies: ["Cabinet", "CTokyoCabinet", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Cabinet", "CabinetRedis", "CHiredis", "CTokyoCabinet", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tools/SpeedTestKit"
         ),
         .executableTarget(

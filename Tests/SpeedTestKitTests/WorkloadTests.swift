@@ -31,6 +31,10 @@ import Testing
             for p in 0..<sizes.playlists { outcome.add(UInt64(p)) }
         case .complexFetch:
             for p in 0..<sizes.playlists { outcome.add(stableHash(SpeedData.complexTitle(sizes.complexPlaylistSongs(p)[0]))) }
+        case .complexFaults:
+            for p in 0..<sizes.playlists {
+                for song in sizes.complexPlaylistSongs(p) { outcome.add(stableHash(SpeedData.complexTitle(song))) }
+            }
         case .namedBuffer:
             for i in 0..<sizes.bufferReferences { outcome.add(UInt64(i)) }
         case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
@@ -43,9 +47,13 @@ import Testing
     func engineGetsTheRightAnswer(_ engineName: String, _ workload: Workload) throws {
         let found = engine(named: engineName)
         let engine = try #require(found)
+        guard engine.supports(workload) else { return }   // redis-per-object runs only the fault workloads
         let directory = FileManager.default.temporaryDirectory.path + "/speedtest-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer {
+            try? engine.cleanUp(directory: directory)
+            try? FileManager.default.removeItem(atPath: directory)
+        }
         try engine.prepare(workload.preparation, sizes: Self.sizes, directory: directory)
         let sample = try measure(engine, workload, sizes: Self.sizes, directory: directory)
         #expect(sample.outcome == Self.expected(workload))
@@ -71,6 +79,24 @@ import Testing
         default:
             break
         }
+    }
+
+    /// A Redis engine's run leaves its store on the server until its clean-up, and nothing after it.
+    @Test(arguments: [CabinetRedisEngine.name, RawRedisEngine.name])
+    func redisEnginesCleanUpTheirStore(_ engineName: String) throws {
+        let found = engine(named: engineName)
+        let engine = try #require(found)
+        let directory = FileManager.default.temporaryDirectory.path + "/speedtest-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try engine.run(.complexInsert, sizes: Self.sizes, directory: directory)
+        #expect(try engine.storedBytes(directory: directory) > 1_000)
+        try engine.cleanUp(directory: directory)
+        #expect(try engine.storedBytes(directory: directory) == 0)
+    }
+
+    @Test func thePerObjectEngineRunsOnlyTheFaultWorkloads() {
+        #expect(Workload.allCases.filter { PerObjectRedisEngine.supports($0) } == [.complexFetch, .complexFaults])
     }
 
     @Test func sizesScaleDownForQuickRuns() {

@@ -1,4 +1,5 @@
-/// A way of storing the workloads' songs and playlists: Cabinet, GRDB, or Tokyo Cabinet's C API.
+/// A way of storing the workloads' songs and playlists: Cabinet (on Tokyo Cabinet or Redis), GRDB,
+/// or Tokyo Cabinet's or hiredis's C API.
 public protocol Engine: Sendable {
     /// The engine's name on the command line and in reports.
     static var name: String { get }
@@ -16,6 +17,13 @@ public protocol Engine: Sendable {
     static func insertIndexedPlaylists(sizes: Sizes, directory: String) throws
     /// The bytes the indexes take on disk in `directory`, for engines that have them.
     static func indexBytes(directory: String) throws -> Int?
+
+    /// Whether the engine stores on the Redis server of ``SpeedTestRedis``, which the run then starts first.
+    static var usesRedis: Bool { get }
+    /// The bytes a run in `directory` left stored: on disk, or (Redis) in the server's memory.
+    static func storedBytes(directory: String) throws -> Int
+    /// Deletes what a run in `directory` stored outside it (a Redis store); its directory is removed anyway.
+    static func cleanUp(directory: String) throws
 }
 
 extension Engine {
@@ -42,11 +50,16 @@ extension Engine {
     }
 
     public static func indexBytes(directory: String) throws -> Int? { nil }
+
+    public static var usesRedis: Bool { false }
+    public static func storedBytes(directory: String) throws -> Int { directorySize(directory) }
+    public static func cleanUp(directory: String) throws {}
 }
 
 /// Every engine, in report order.
 public let allEngines: [any Engine.Type] = [
     CabinetEngine.self, GRDBRecordEngine.self, GRDBStatementEngine.self, RawTokyoCabinetEngine.self,
+    CabinetRedisEngine.self, RawRedisEngine.self, PerObjectRedisEngine.self,
 ]
 
 public func engine(named name: String) -> (any Engine.Type)? {

@@ -133,6 +133,16 @@ public enum GRDBRecordEngine: Engine {
                     outcome.add(stableHash(first.title))
                 }
             }
+        case .complexFaults:
+            try queue.read { db in
+                for list in try Playlist.fetchAll(db) {
+                    let songs = try Song.fetchAll(db, sql: """
+                        SELECT song.* FROM song JOIN playlistSong ON playlistSong.songId = song.id
+                        WHERE playlistSong.playlistId = ? ORDER BY playlistSong.position
+                        """, arguments: [list.id])
+                    for song in songs { outcome.add(stableHash(song.title)) }
+                }
+            }
         case .namedBuffer:
             try queue.write { db in
                 let ids = try Int64.fetchAll(db, sql: "SELECT id FROM song ORDER BY id LIMIT ?", arguments: [sizes.bufferReferences])

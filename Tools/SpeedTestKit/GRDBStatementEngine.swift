@@ -93,6 +93,17 @@ public enum GRDBStatementEngine: Engine {
                     outcome.add(stableHash(title))
                 }
             }
+        case .complexFaults:
+            try queue.read { db in
+                let songs = try db.makeStatement(sql: """
+                    SELECT song.title FROM song JOIN playlistSong ON playlistSong.songId = song.id
+                    WHERE playlistSong.playlistId = ? ORDER BY playlistSong.position
+                    """)
+                for id in try Int64.fetchAll(db, sql: "SELECT id FROM playlist") {
+                    let titles = try String.fetchCursor(songs, arguments: [id])
+                    while let title = try titles.next() { outcome.add(stableHash(title)) }
+                }
+            }
         case .namedBuffer:
             try queue.write { db in
                 let insert = try db.makeStatement(sql: "INSERT INTO namedBufferItem (name, position, songId) VALUES (?, ?, ?)")

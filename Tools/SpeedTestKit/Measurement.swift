@@ -28,7 +28,7 @@ public struct Sample: Codable, Sendable {
 }
 
 /// Runs `workload` once in this process and measures it: wall and CPU time of
-/// the run, this process's peak resident set, and the bytes left on disk (and,
+/// the run, this process's peak resident set, and the bytes left stored (and,
 /// after `indexed-insert`, those of the indexes, counted untimed).
 public func measure(_ engine: any Engine.Type, _ workload: Workload, sizes: Sizes, directory: String) throws -> Sample {
     let startWall = DispatchTime.now().uptimeNanoseconds
@@ -37,7 +37,7 @@ public func measure(_ engine: any Engine.Type, _ workload: Workload, sizes: Size
     let wall = Double(DispatchTime.now().uptimeNanoseconds - startWall) / 1e9
     let cpu = processCPUSeconds() - startCPU
     return Sample(workload: workload, engine: engine.name, size: workload.size(sizes), wallSeconds: wall, cpuSeconds: cpu,
-                  rssBytes: peakResidentBytes(), diskBytes: directorySize(directory), outcome: outcome,
+                  rssBytes: peakResidentBytes(), diskBytes: try engine.storedBytes(directory: directory), outcome: outcome,
                   indexBytes: workload == .indexedInsert ? try engine.indexBytes(directory: directory) : nil)
 }
 

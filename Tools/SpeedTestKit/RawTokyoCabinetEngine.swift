@@ -10,10 +10,7 @@ public enum RawTokyoCabinetEngine: Engine {
     public static let name = "tc-raw"
     public static let summary = "Tokyo Cabinet's C API with Cabinet's record bytes, no object layer"
 
-    struct Song {
-        var title: String
-        var seconds: UInt32
-    }
+    typealias Song = RawRecords.Song
 
     /// One open hash database.
     final class File {
@@ -91,50 +88,11 @@ public enum RawTokyoCabinetEngine: Engine {
         }
     }
 
-    // Record encoding, byte for byte as Cabinet's DataBuffer writes it.
-    static func appendUInt32(_ value: UInt32, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    static func songRecord(_ title: String, _ seconds: UInt32, into bytes: inout [UInt8]) {
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(1)
-        appendUInt32(UInt32(title.utf8.count), to: &bytes)
-        bytes.append(contentsOf: title.utf8)
-        appendUInt32(seconds, to: &bytes)
-        appendChecksum(to: &bytes)
-    }
-
-    /// Cabinet's new stores end each record with a CRC-32 of it; so does the floor.
-    static func appendChecksum(to bytes: inout [UInt8]) {
-        appendUInt32(bytes.withUnsafeBytes { CRC32.checksum($0) }, to: &bytes)
-    }
-
-    /// The record without its checksum, which is checked as Cabinet checks it.
-    static func verified(_ record: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
-        guard record.count >= 4 else { throw SpeedTestError("short record") }
-        let body = UnsafeRawBufferPointer(rebasing: record[0..<(record.count - 4)])
-        guard UInt32(littleEndian: record.loadUnaligned(fromByteOffset: record.count - 4, as: UInt32.self)) == CRC32.checksum(body) else {
-            throw SpeedTestError("checksum mismatch")
-        }
-        return body
-    }
-
-    static func decodeSong(_ sealed: UnsafeRawBufferPointer) throws -> Song {
-        let record = try verified(sealed)
-        guard record.count >= 5 else { throw SpeedTestError("short song record") }
-        let count = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
-        guard record.count >= 9 + count else { throw SpeedTestError("short song record") }
-        let title = String(decoding: record[5..<(5 + count)], as: UTF8.self)
-        let seconds = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 5 + count, as: UInt32.self))
-        return Song(title: title, seconds: seconds)
-    }
-
     static func insertSongs(_ count: Int, title: (Int) -> String, into file: File, outcome: inout Outcome) throws {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64)
         for i in 0..<count {
-            songRecord(title(i), UInt32(i), into: &bytes)
+            RawRecords.songRecord(title(i), UInt32(i), into: &bytes)
             try file.put(UInt32(i + 2), bytes)
             outcome.add(UInt64(i))
         }
@@ -153,17 +111,17 @@ public enum RawTokyoCabinetEngine: Engine {
         case .simpleFetch:
             var all: [Song] = []
             all.reserveCapacity(Int(tchdbrnum(songs.hdb)))
-            try songs.forEach { _, record in all.append(try decodeSong(record)) }
+            try songs.forEach { _, record in all.append(try RawRecords.decodeSong(record)) }
             for song in all { outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count)) }
         case .simpleEnumerate:
             try songs.forEach { _, record in
-                let song = try decodeSong(record)
+                let song = try RawRecords.decodeSong(record)
                 outcome.add(UInt64(song.seconds) &+ UInt64(song.title.utf8.count))
             }
         case .simpleUpdate:
             var changed: [(UInt32, Song)] = []
             try songs.forEach { rowID, record in
-                var song = try decodeSong(record)
+                var song = try RawRecords.decodeSong(record)
                 if song.seconds % 3 == 0 {
                     song.title = SpeedData.updatedTitle(Int(song.seconds))
                     changed.append((rowID, song))
@@ -172,7 +130,7 @@ public enum RawTokyoCabinetEngine: Engine {
             var bytes: [UInt8] = []
             try songs.transaction {
                 for (rowID, song) in changed {
-                    songRecord(song.title, song.seconds, into: &bytes)
+                    RawRecords.songRecord(song.title, song.seconds, into: &bytes)
                     try songs.put(rowID, bytes)
                     outcome.add(stableHash(song.title))
                 }
@@ -185,14 +143,7 @@ public enum RawTokyoCabinetEngine: Engine {
             var bytes: [UInt8] = []
             try lists.transaction {
                 for p in 0..<sizes.playlists {
-                    let title = SpeedData.playlistTitle(p)
-                    bytes.removeAll(keepingCapacity: true)
-                    bytes.append(1)
-                    appendUInt32(UInt32(title.utf8.count), to: &bytes)
-                    bytes.append(contentsOf: title.utf8)
-                    appendUInt32(UInt32(sizes.playlistSize), to: &bytes)
-                    for song in sizes.complexPlaylistSongs(p) { appendUInt32(UInt32(song + 2), to: &bytes) }
-                    appendChecksum(to: &bytes)
+                    RawRecords.playlistRecord(p, sizes: sizes, into: &bytes)
                     try lists.put(UInt32(p + 2), bytes)
                     outcome.add(UInt64(p))
                 }
@@ -201,22 +152,30 @@ public enum RawTokyoCabinetEngine: Engine {
             let lists = try File(directory + "/tc-raw/Playlist")
             var scratch = [UInt8](repeating: 0, count: 4096)
             try lists.forEach { _, sealed in
-                let record = try verified(sealed)
+                let record = try RawRecords.verified(sealed)
                 guard record.count >= 5 else { throw SpeedTestError("short playlist record") }
                 let titleCount = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
                 let first = 5 + titleCount + 4
                 guard record.count >= first + 4 else { throw SpeedTestError("empty playlist") }
                 let songRow = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: first, as: UInt32.self))
-                let song = try decodeSong(try songs.get(songRow, into: &scratch))
+                let song = try RawRecords.decodeSong(try songs.get(songRow, into: &scratch))
                 outcome.add(stableHash(song.title))
+            }
+        case .complexFaults:
+            let lists = try File(directory + "/tc-raw/Playlist")
+            var scratch = [UInt8](repeating: 0, count: 4096)
+            try lists.forEach { _, sealed in
+                for songRow in try RawRecords.playlistSongRows(try RawRecords.verified(sealed)) {
+                    outcome.add(stableHash(try RawRecords.decodeSong(try songs.get(songRow, into: &scratch)).title))
+                }
             }
         case .namedBuffer:
             let buffers = try File(directory + "/tc-raw/NamedBuffers")
             var bytes: [UInt8] = []
             bytes.reserveCapacity(4 + 4 * sizes.bufferReferences)
-            appendUInt32(UInt32(sizes.bufferReferences), to: &bytes)
-            for i in 0..<sizes.bufferReferences { appendUInt32(UInt32(i + 2), to: &bytes) }
-            appendChecksum(to: &bytes)
+            RawRecords.appendUInt32(UInt32(sizes.bufferReferences), to: &bytes)
+            for i in 0..<sizes.bufferReferences { RawRecords.appendUInt32(UInt32(i + 2), to: &bytes) }
+            RawRecords.appendChecksum(to: &bytes)
             let name = Array(SpeedData.bufferName.utf8)
             try buffers.transaction {
                 guard tchdbput(buffers.hdb, name, Int32(name.count), bytes, Int32(bytes.count)) else { throw buffers.failure("put") }
@@ -224,7 +183,7 @@ public enum RawTokyoCabinetEngine: Engine {
             var size: Int32 = 0
             guard let value = tchdbget(buffers.hdb, name, Int32(name.count), &size) else { throw buffers.failure("get") }
             defer { free(value) }
-            let record = try verified(UnsafeRawBufferPointer(start: value, count: Int(size)))
+            let record = try RawRecords.verified(UnsafeRawBufferPointer(start: value, count: Int(size)))
             let count = Int(UInt32(littleEndian: record.loadUnaligned(as: UInt32.self)))
             guard record.count >= 4 + 4 * count else { throw SpeedTestError("short named buffer") }
             for i in 0..<count {

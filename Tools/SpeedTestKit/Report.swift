@@ -16,13 +16,13 @@ public func tableReport(_ results: [Result]) -> String {
         func time(_ row: Sample) -> Double { row.outcome.queries?.millisecondsPerQuery ?? row.wallSeconds }
         lines.append("")
         lines.append("\(workload.rawValue) (\(header(workload, rows.first)), median of \(samples.first?.samples ?? 0))")
-        lines.append(pad("engine", 16) + pad("wall s", 10, right: true) + pad("cpu s", 10, right: true)
+        lines.append(pad("engine", 18) + pad("wall s", 10, right: true) + pad("cpu s", 10, right: true)
                      + pad("peak RSS", 12, right: true) + pad("disk", 12, right: true)
                      + (indexed ? pad("indexes", 12, right: true) : "") + (timed ? pad("ms/query", 12, right: true) : "")
                      + pad("time ÷ cabinet", 16, right: true))
         for row in rows {
             let ratio = cabinet.map { time($0) > 0 ? String(format: "%.2f", time(row) / time($0)) : "-" } ?? "-"
-            lines.append(pad(row.engine, 16) + pad(String(format: "%.3f", row.wallSeconds), 10, right: true)
+            lines.append(pad(row.engine, 18) + pad(String(format: "%.3f", row.wallSeconds), 10, right: true)
                          + pad(String(format: "%.3f", row.cpuSeconds), 10, right: true)
                          + pad(megabytes(row.rssBytes), 12, right: true) + pad(megabytes(row.diskBytes), 12, right: true)
                          + (indexed ? pad(row.indexBytes.map(megabytes) ?? "-", 12, right: true) : "")

@@ -35,6 +35,9 @@ public struct Result: Sendable {
 /// engine that does not run a workload (``Engine/supports(_:)``) is left out of it.
 public func runPlan(_ plan: Plan, progress: (String) -> Void) throws -> [Result] {
     var results: [Result] = []
+    if plan.engines.contains(where: { engine(named: $0)?.usesRedis ?? false }) {
+        _ = try SpeedTestRedis.url()   // started here, so every child uses this one server
+    }
     func engines(for workload: Workload) -> [String] {
         plan.engines.filter { engine(named: $0)?.supports(workload) ?? true }
     }
@@ -79,7 +82,10 @@ func median(_ values: [Double]) -> Double {
 func runChild(_ engine: String, _ workload: Workload, _ plan: Plan) throws -> Sample {
     let directory = plan.scratchDirectory + "/speedtest-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
+    defer {
+        try? SpeedTestKit.engine(named: engine)?.cleanUp(directory: directory)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
     let common = ["--engine", engine, "--workload", workload.rawValue, "--directory", directory] + sizeArguments(plan.sizes)
     if workload.preparation != .none {
         _ = try launch(plan.executable, ["child", "prepare"] + common, sync: plan.sync)
@@ -104,6 +110,7 @@ func launch(_ executable: String, _ arguments: [String], sync: Bool) throws -> S
     let process = Process()
     var environment = ProcessInfo.processInfo.environment
     environment[Durability.environmentKey] = sync ? "1" : "0"
+    if let redis = getenv(SpeedTestRedis.environmentKey) { environment[SpeedTestRedis.environmentKey] = String(cString: redis) }
     process.environment = environment
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments

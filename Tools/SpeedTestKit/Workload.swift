@@ -16,6 +16,9 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case complexInsert = "complex-insert"
     /// Fetch every playlist and read the title of its first song.
     case complexFetch = "complex-fetch"
+    /// Fetch every playlist and the title of every one of its songs: all
+    /// `playlists × playlistSize` song faults, where a networked store's round trips show.
+    case complexFaults = "complex-faults"
     /// Store a named buffer of `bufferReferences` song references, save, and read it back.
     case namedBuffer = "named-buffer"
     /// `songs` songs with artist, seconds, added and title, saved with an index on
@@ -35,7 +38,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         switch self {
         case .simpleInsert, .complexInsert: return .none
         case .simpleFetch, .simpleEnumerate: return .simpleSongs
-        case .simpleUpdate, .complexFetch: return .complexStore
+        case .simpleUpdate, .complexFetch, .complexFaults: return .complexStore
         case .namedBuffer: return .bufferSongs
         case .indexedInsert: return .none
         case .indexedEqual, .indexedRange, .fulltext, .inverse: return .indexedLibrary
@@ -55,6 +58,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .simpleUpdate: return sizes.complexSongs
         case .complexInsert: return sizes.complexSongs + sizes.playlists
         case .complexFetch: return sizes.playlists
+        case .complexFaults: return sizes.playlists * sizes.playlistSize
         case .namedBuffer: return sizes.bufferReferences
         case .indexedInsert: return sizes.songs
         case .indexedEqual, .indexedRange, .fulltext, .inverse: return sizes.queries

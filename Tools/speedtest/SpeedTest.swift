@@ -48,7 +48,7 @@ struct Compare: ParsableCommand {
 
     @Flag(help: "Run everything at 1/10 of the default sizes.") var quick = false
     @Option(name: .customLong("repeat"), help: "Runs of each engine × workload; the report gives the median.") var repetitions = 3
-    @Option(parsing: .upToNextOption, help: "Engines to run: cabinet grdb grdb-statement tc-raw.") var engines: [String] = []
+    @Option(parsing: .upToNextOption, help: "Engines to run: cabinet grdb grdb-statement tc-raw cabinet-redis redis-raw redis-per-object.") var engines: [String] = []
     @Option(parsing: .upToNextOption, help: "Workloads to run (default: all).") var workloads: [String] = []
     @Flag(help: "Print one JSON array on standard output instead of a table.") var json = false
     @Flag(help: "Make the Tokyo Cabinet engines fsync every commit, as SQLite does by default.") var sync = false
@@ -81,7 +81,7 @@ struct Compare: ParsableCommand {
         } else {
             print("Engines:")
             for engine in allEngines where plan.engines.contains(engine.name) {
-                print("  \(engine.name.padding(toLength: 16, withPad: " ", startingAt: 0))\(engine.summary)")
+                print("  \(engine.name.padding(toLength: 18, withPad: " ", startingAt: 0))\(engine.summary)")
             }
             print(tableReport(results))
         }
