@@ -55,8 +55,8 @@ extension RedisBackend {
             var batch: [RedisCommand] = []
             var sets = RedisCommand("HSET", hash), adds = RedisCommand("ZADD", order)
             func flush() throws {
-                if sets.arguments.count > 2 { batch.append(sets); sets = RedisCommand("HSET", hash) }
-                if adds.arguments.count > 2 { batch.append(adds); adds = RedisCommand("ZADD", order) }
+                if sets.argumentCount > 2 { batch.append(sets); sets = RedisCommand("HSET", hash) }
+                if adds.argumentCount > 2 { batch.append(adds); adds = RedisCommand("ZADD", order) }
                 guard !batch.isEmpty else { return }
                 // Each batch with its expiry in one EXEC: a copy is never left without one.
                 batch.insert(RedisCommand("MULTI"), at: 0)
@@ -73,7 +73,7 @@ extension RedisBackend {
             try from.forEach { key, value in
                 sets.append(key); sets.append(value)
                 if ordered { adds.append("0"); adds.append(key) }
-                if sets.arguments.count >= 2 + 2 * 512 {
+                if sets.argumentCount >= 2 + 2 * 512 {
                     batch.append(sets); sets = RedisCommand("HSET", hash)
                     if ordered { batch.append(adds); adds = RedisCommand("ZADD", order) }
                     if batch.count >= 16 { try flush() }

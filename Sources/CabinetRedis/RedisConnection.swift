@@ -108,23 +108,69 @@ final class RedisConnection {
         return (host, port)
     }
 
+    /// A cursor loop (`HSCAN`, `ZSCAN`) with the next command sent ahead: as
+    /// soon as a reply names the next cursor (`next` gives the command, or `nil`
+    /// at the end), that command goes out, and `body` handles the reply while the
+    /// server finds the next batch. `body` returns false to stop. The first
+    /// command follows redirections as ``send(_:operation:transaction:)`` does.
+    func cursorLoop(first: RedisCommand, operation: String, next: (RedisReply) throws -> RedisCommand?,
+                    body: (RedisReply) throws -> Bool) throws {
+        var reply = try send([first], operation: operation)[0]
+        while true {
+            if let message = reply.errorMessage { throw serverError(message, operation: operation) }
+            let following = try next(reply)
+            if let following {
+                let context = try connected(operation: operation)
+                try append(following, to: context, operation: operation)
+                try flush(context, operation: operation)
+            }
+            let goOn: Bool
+            do {
+                goOn = try body(reply)
+            } catch {
+                if following != nil { disconnect() }   // its reply is on the way: the connection is not reusable
+                throw error
+            }
+            guard following != nil else { return }
+            reply = try readReply(operation: operation)
+            if !goOn { return }   // the reply sent ahead was read, and is dropped
+        }
+    }
+
+    private func append(_ command: RedisCommand, to context: UnsafeMutablePointer<redisContext>, operation: String) throws {
+        let status = command.withArgv { count, argv, lengths in redisAppendCommandArgv(context, count, argv, lengths) }
+        if status != REDIS_OK { throw connectionFailure(operation: operation) }
+    }
+
+    /// Writes everything hiredis holds for the server.
+    private func flush(_ context: UnsafeMutablePointer<redisContext>, operation: String) throws {
+        var done: Int32 = 0
+        while done == 0 {
+            guard redisBufferWrite(context, &done) == REDIS_OK else { throw connectionFailure(operation: operation) }
+        }
+    }
+
+    private func readReply(operation: String) throws -> RedisReply {
+        guard let context else { throw connectionFailure(operation: operation) }
+        var raw: UnsafeMutableRawPointer?
+        guard redisGetReply(context, &raw) == REDIS_OK, let raw else { throw connectionFailure(operation: operation) }
+        defer { freeReplyObject(raw) }
+        return RedisReply(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
     private func exchange(_ commands: [RedisCommand], operation: String) throws -> [RedisReply] {
         let context = try connected(operation: operation)
-        for command in commands {
-            let status = RedisConnection.withArgv(command) { count, argv, lengths in
-                redisAppendCommandArgv(context, count, argv, lengths)
-            }
-            if status != REDIS_OK { throw connectionFailure(operation: operation) }
+        for (index, command) in commands.enumerated() {
+            try append(command, to: context, operation: operation)
+            // A big pipeline (a save of a million records) goes out as it is
+            // formatted, so the server reads while this process formats the rest,
+            // and hiredis's buffer stays small. The server never stops reading
+            // for want of our reading its replies (it buffers them), so no deadlock.
+            if index % 32 == 31 { try flush(context, operation: operation) }
         }
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
-        for _ in commands {
-            var raw: UnsafeMutableRawPointer?
-            guard redisGetReply(context, &raw) == REDIS_OK, let raw else { throw connectionFailure(operation: operation) }
-            let reply = raw.assumingMemoryBound(to: redisReply.self)
-            replies.append(RedisReply(reply))
-            freeReplyObject(raw)
-        }
+        for _ in commands { replies.append(try readReply(operation: operation)) }
         return replies
     }
 
@@ -187,30 +233,5 @@ final class RedisConnection {
     private static func timeval(_ duration: Duration) -> Glibc.timeval {
         let (seconds, attoseconds) = duration.components
         return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-    }
-
-    /// Calls `body` with hiredis's argv: pointers into one copy of the arguments.
-    private static func withArgv<R>(_ command: RedisCommand,
-                                    _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
-        let total = command.arguments.reduce(0) { $0 + $1.count }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(total, 1)) { storage in
-            var pointers: [UnsafePointer<CChar>?] = []
-            var lengths: [Int] = []
-            pointers.reserveCapacity(command.arguments.count)
-            lengths.reserveCapacity(command.arguments.count)
-            var offset = 0
-            let base = storage.baseAddress!
-            for argument in command.arguments {
-                argument.withUnsafeBufferPointer { bytes in
-                    if let source = bytes.baseAddress { (base + offset).initialize(from: source, count: bytes.count) }
-                }
-                pointers.append(UnsafeRawPointer(base + offset).assumingMemoryBound(to: CChar.self))
-                lengths.append(argument.count)
-                offset += argument.count
-            }
-            return pointers.withUnsafeMutableBufferPointer { argv in
-                lengths.withUnsafeBufferPointer { lengths in body(Int32(argv.count), argv.baseAddress!, lengths.baseAddress!) }
-            }
-        }
     }
 }

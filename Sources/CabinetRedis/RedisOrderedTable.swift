@@ -39,16 +39,17 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
         if pendingClear { commands.append(command("DEL", key: orderKey)) }
         var adds = command("ZADD", key: orderKey), removes = command("ZREM", key: orderKey)
         func flush() {
-            if adds.arguments.count > 2 { commands.append(adds); adds = command("ZADD", key: orderKey) }
-            if removes.arguments.count > 2 { commands.append(removes); removes = command("ZREM", key: orderKey) }
+            if adds.argumentCount > 2 { commands.append(adds); adds = command("ZADD", key: orderKey) }
+            if removes.argumentCount > 2 { commands.append(removes); removes = command("ZREM", key: orderKey) }
         }
-        for (field, value) in pending {
+        pending.forEach { field, value in
             if value != nil {
                 adds.append("0"); adds.append(field)
             } else if !pendingClear {
                 removes.append(field)
             }
-            if adds.arguments.count >= 2 + 2 * 512 || removes.arguments.count >= 2 + 512 { flush() }
+            if adds.argumentCount >= 2 + 2 * 512 || removes.argumentCount >= 2 + 512 { flush() }
+            return true
         }
         flush()
     }
@@ -64,7 +65,7 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
         }
         func before(_ a: [UInt8], _ b: [UInt8]) -> Bool { descending ? RedisOrderedTable.precedes(b, a) : RedisOrderedTable.precedes(a, b) }
         // The transaction's own changes in the range, merged into the server's keys in order.
-        let changes = (pending ?? [:]).filter { inRange($0.key) }.sorted { before($0.key, $1.key) }
+        let changes = (pending?.entries ?? []).filter { inRange($0.key) }.sorted { before($0.key, $1.key) }
         var next = 0
         func yield(_ key: [UInt8], _ value: [UInt8]) throws -> Bool {
             try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }

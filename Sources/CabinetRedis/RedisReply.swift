@@ -9,6 +9,10 @@ enum RedisReply: Equatable {
     case null
     case error(String)
     case array([RedisReply])
+    /// An array reply whose elements are all strings or nils (`HMGET`, `HSCAN`'s
+    /// fields, `ZRANGEBYLEX`): copied into one buffer, not one array per element.
+    /// An `EXEC`'s reply is never one: every save's has `INCR`'s integer.
+    case strings(RedisStrings)
 
     /// Copies `reply` (a `redisReply *`), which stays the caller's to free.
     init(_ reply: UnsafeMutablePointer<redisReply>) {
@@ -23,6 +27,10 @@ enum RedisReply: Equatable {
         case REDIS_REPLY_STATUS: self = .status(text())
         case REDIS_REPLY_INTEGER: self = .integer(value.integer)
         case REDIS_REPLY_ERROR: self = .error(text())
+        case REDIS_REPLY_ARRAY where value.elements > 0 && (0..<value.elements).allSatisfy({
+            value.element[$0].map { $0.pointee.type == REDIS_REPLY_STRING || $0.pointee.type == REDIS_REPLY_NIL } ?? false
+        }):
+            self = .strings(RedisStrings(value))
         case REDIS_REPLY_ARRAY:
             var elements: [RedisReply] = []
             elements.reserveCapacity(value.elements)
@@ -54,25 +62,57 @@ enum RedisReply: Equatable {
         }
     }
 
+    /// An array reply's elements (a ``strings(_:)`` reply's copied out, one array each).
     var elements: [RedisReply]? {
-        if case .array(let elements) = self { return elements }
-        return nil
+        switch self {
+        case .array(let elements): return elements
+        case .strings(let strings): return (0..<strings.count).map { strings[$0].map(RedisReply.string) ?? .null }
+        default: return nil
+        }
+    }
+
+    /// An array reply of strings and nils, in one buffer (an empty array reply gives an empty one).
+    var strings: RedisStrings? {
+        switch self {
+        case .strings(let strings): return strings
+        case .array(let elements) where elements.isEmpty: return RedisStrings()
+        default: return nil
+        }
     }
 }
 
-/// One command to send: its words, as bytes (keys and values are binary).
-struct RedisCommand {
-    var arguments: [[UInt8]]
+/// The elements of an array reply of strings and nils, one after another in one buffer.
+struct RedisStrings: Equatable {
+    private var bytes: [UInt8] = []
+    /// Each element's place in ``bytes``; a nil has none.
+    private var ranges: [Range<Int>?] = []
 
-    init(_ words: String...) { arguments = words.map { Array($0.utf8) } }
-    /// Words, then a binary argument (a record, a log entry, a catalog).
-    init(_ words: String..., bytes: [UInt8]) { arguments = words.map { Array($0.utf8) } + [bytes] }
-    init(arguments: [[UInt8]]) { self.arguments = arguments }
+    init() {}
 
-    mutating func append(_ word: String) { arguments.append(Array(word.utf8)) }
-    mutating func append(_ bytes: [UInt8]) { arguments.append(bytes) }
-    mutating func append(_ bytes: UnsafeRawBufferPointer) { arguments.append(Array(bytes)) }
+    /// Copies `reply`'s elements, which are all strings or nils.
+    init(_ reply: redisReply) {
+        let total = (0..<reply.elements).reduce(0) { $0 + (reply.element[$1]?.pointee.len ?? 0) }
+        bytes.reserveCapacity(total)
+        ranges.reserveCapacity(reply.elements)
+        for index in 0..<reply.elements {
+            guard let element = reply.element[index]?.pointee, element.type == REDIS_REPLY_STRING else { ranges.append(nil); continue }
+            let start = bytes.count
+            if let str = element.str { bytes.append(contentsOf: UnsafeRawBufferPointer(start: str, count: element.len)) }
+            ranges.append(start..<bytes.count)
+        }
+    }
 
-    /// The command's name, for messages (never its arguments: they may be a password or a record).
-    var name: String { arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? "" }
+    var count: Int { ranges.count }
+
+    /// Element `index`'s bytes, or `nil` for a nil.
+    subscript(index: Int) -> [UInt8]? { ranges[index].map { Array(bytes[$0]) } }
+
+    /// Calls `body` with each element in order (`nil` for a nil), without copying; `body` returns false to stop.
+    func forEach(_ body: (Int, UnsafeRawBufferPointer?) throws -> Bool) rethrows {
+        try bytes.withUnsafeBytes { buffer in
+            for (index, range) in ranges.enumerated() {
+                guard try body(index, range.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }) else { return }
+            }
+        }
+    }
 }

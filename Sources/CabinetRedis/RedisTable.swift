@@ -12,8 +12,8 @@ class RedisTable: StorageTable, GroupCommittingTable {
     let name: String
     let path: String
     let key: [UInt8]
-    /// The open transaction's changes: key → new value, or `nil` for a removal. `nil` outside a transaction.
-    private(set) var pending: [[UInt8]: [UInt8]?]?
+    /// The open transaction's changes: key → new value, or a removal. `nil` outside a transaction.
+    private(set) var pending: RedisPendingChanges?
     /// Set by ``clear()`` inside a transaction: the records on the server are gone at the commit.
     private(set) var pendingClear = false
     private var isClosed = false
@@ -40,9 +40,21 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     /// The pending change of `key` in the open transaction: `.some(nil)` for a removal, `nil` if none.
     func pendingValue(_ key: [UInt8]) -> [UInt8]?? {
+        key.withUnsafeBytes { pendingValue($0) { $0.map(Array.init) } }
+    }
+
+    /// Calls `body` with the pending change of `key` (its new value, or `nil`
+    /// for a removal) and returns what it returns; `nil` if `key` has none.
+    func pendingValue<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R? {
         guard let pending else { return nil }
-        if let index = pending.index(forKey: key) { return .some(pending[index].value) }
-        return pendingClear ? .some(nil) : nil
+        if let result = try pending.withChange(of: key, body) { return result }
+        return pendingClear ? try body(nil) : nil
+    }
+
+    /// Whether the open transaction changed `key` (or cleared the table).
+    func isPending(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let pending else { return false }
+        return pendingClear || pending.contains(key)
     }
 
     func command(_ words: String..., key: [UInt8]? = nil, arguments: [[UInt8]] = []) -> RedisCommand {
@@ -59,11 +71,11 @@ class RedisTable: StorageTable, GroupCommittingTable {
         var count = pendingClear ? 0 : Int((try? session.call(command("HLEN")))?.integer ?? 0)
         guard let pending, !pending.isEmpty else { return count }
         // A transaction's changes count as they will after the commit.
-        let keys = Array(pending.keys)
-        let exists = pendingClear ? keys.map { _ in false }
-            : ((try? session.callAll(keys.map { command("HEXISTS", arguments: [$0]) }, operation: "count records")) ?? []).map { $0.integer == 1 }
-        for (key, had) in zip(keys, exists) {
-            let has = pending[key].map { $0 != nil } ?? false
+        let entries = pending.entries
+        let exists = pendingClear ? entries.map { _ in false }
+            : ((try? session.callAll(entries.map { command("HEXISTS", arguments: [$0.key]) }, operation: "count records")) ?? []).map { $0.integer == 1 }
+        for ((_, value), had) in zip(entries, exists) {
+            let has = value != nil
             if had && !has { count -= 1 }
             if !had && has { count += 1 }
         }
@@ -84,12 +96,8 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try checkOpen()
-        let bytes = Array(key)
-        if let change = pendingValue(bytes) {
-            guard let value = change else { return nil }
-            return try value.withUnsafeBytes(body)
-        }
-        let reply = try session.call(command("HGET", arguments: [bytes]), operation: "read")
+        if let change = try pendingValue(key, { value in try value.map(body) }) { return change }
+        let reply = try session.call(command("HGET", arguments: [Array(key)]), operation: "read")
         guard let value = reply.bytes else { return nil }
         return try value.withUnsafeBytes(body)
     }
@@ -98,7 +106,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
     /// of them; the open transaction's own changes answer for their keys.
     func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
         try checkOpen()
-        let asked = keys.indices.filter { pendingValue(keys[$0]) == nil }
+        let asked = keys.indices.filter { index in !keys[index].withUnsafeBytes { isPending($0) } }
         var commands: [RedisCommand] = []
         var start = 0
         while start < asked.count {
@@ -107,51 +115,59 @@ class RedisTable: StorageTable, GroupCommittingTable {
             start = end
         }
         let replies = commands.isEmpty ? [] : try session.callAll(commands, operation: "read")
-        var fetched: [[UInt8]?] = []
-        fetched.reserveCapacity(asked.count)
-        for reply in replies {
-            guard let elements = reply.elements else {
-                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave a reply that is not a list")
+        let fetched = try replies.map { reply in
+            guard let strings = reply.strings else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave a reply that is not a list of values")
             }
-            fetched += elements.map(\.bytes)
+            return strings
         }
-        guard fetched.count == asked.count else {
-            throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave \(fetched.count) values for \(asked.count) keys")
+        let fetchedCount = fetched.reduce(0) { $0 + $1.count }
+        guard fetchedCount == asked.count else {
+            throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave \(fetchedCount) values for \(asked.count) keys")
         }
-        var next = 0
-        for (index, key) in keys.enumerated() {
-            let value: [UInt8]?
-            if let change = pendingValue(key) {
-                value = change
-            } else {
-                value = fetched[next]
-                next += 1
+        // The server's values in order, each key's own change before them where it has one.
+        var nextKey = 0
+        func pendingUpTo(_ end: Int) throws {
+            while nextKey < end {
+                let index = nextKey
+                nextKey += 1
+                _ = try keys[index].withUnsafeBytes { key in try pendingValue(key) { try body(index, $0) } }
             }
-            if let value { try value.withUnsafeBytes { try body(index, $0) } } else { try body(index, nil) }
         }
+        var askedIndex = 0
+        for strings in fetched {
+            try strings.forEach { _, value in
+                let index = asked[askedIndex]
+                askedIndex += 1
+                try pendingUpTo(index)
+                nextKey = index + 1
+                try body(index, value)
+                return true
+            }
+        }
+        try pendingUpTo(keys.count)
     }
 
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
-        try change(Array(key), to: Array(value))
+        try change(key, to: value)
     }
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
-        let bytes = Array(key)
         let had = try withValue(forKey: key) { _ in true } ?? false
-        try change(bytes, to: nil)
+        try change(key, to: nil)
         return had
     }
 
     /// Records a change in the open transaction, or (outside one) commits it at once.
-    private func change(_ key: [UInt8], to value: [UInt8]?) throws {
+    private func change(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?) throws {
         try checkOpen()
         try session.checkWritable()
         if pending != nil {
-            pending![key] = .some(value)
+            pending!.set(key, to: value)
             return
         }
         try beginTransaction()
-        pending![key] = .some(value)
+        pending!.set(key, to: value)
         try commitTransaction()
     }
 
@@ -163,39 +179,50 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         try checkOpen()
-        var seen = Set<[UInt8]>()   // HSCAN may repeat a field while the hash is resized
+        var seen = RedisKeySet()   // HSCAN may repeat a field while the hash is resized
         if !pendingClear {
-            var cursor: [UInt8] = Array("0".utf8)
-            repeat {
-                let reply = try session.call(command("HSCAN", arguments: [cursor, Array("COUNT".utf8), Array("1000".utf8)]), operation: "scan")
-                guard let parts = reply.elements, parts.count == 2, let next = parts[0].bytes, let fields = parts[1].elements,
+            func scan(from cursor: [UInt8]) -> RedisCommand {
+                command("HSCAN", arguments: [cursor, Array("COUNT".utf8), Array("1000".utf8)])
+            }
+            func parts(_ reply: RedisReply) throws -> (cursor: [UInt8], fields: RedisStrings) {
+                guard let parts = reply.elements, parts.count == 2, let next = parts[0].bytes, let fields = parts[1].strings,
                       fields.count % 2 == 0 else {
                     throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HSCAN gave a reply of an unexpected shape")
                 }
-                cursor = next
-                var index = 0
-                while index < fields.count {
-                    guard let field = fields[index].bytes, let value = fields[index + 1].bytes else {
-                        throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HSCAN gave a field that is not a string")
+                return (next, fields)
+            }
+            var stopped = false
+            try session.checkOpen()
+            try session.withConnection { connection in
+                try connection.cursorLoop(first: scan(from: Array("0".utf8)), operation: "scan", next: { reply in
+                    let cursor = try parts(reply).cursor
+                    return cursor == Array("0".utf8) ? nil : scan(from: cursor)
+                }, body: { reply in
+                    var field: UnsafeRawBufferPointer?
+                    try parts(reply).fields.forEach { index, element in
+                        guard let element else {
+                            throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HSCAN gave a field that is not a string")
+                        }
+                        guard index % 2 == 1, let key = field else { field = element; return true }
+                        if isPending(key) || !seen.insert(key) { return true }
+                        stopped = try !body(key, element)
+                        return !stopped
                     }
-                    index += 2
-                    if pendingValue(field) != nil || !seen.insert(field).inserted { continue }
-                    let goOn = try field.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }
-                    if !goOn { return }
-                }
-            } while cursor != Array("0".utf8)
+                    return !stopped
+                })
+            }
+            if stopped { return }
         }
-        for (key, value) in pending ?? [:] {
-            guard let value else { continue }
-            let goOn = try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }
-            if !goOn { return }
+        try pending?.forEach { key, value in
+            guard let value else { return true }
+            return try body(key, value)
         }
     }
 
     func beginTransaction() throws {
         try checkOpen()
         try session.checkWritable()
-        pending = [:]
+        pending = RedisPendingChanges()
         pendingClear = false
     }
 
@@ -217,7 +244,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     /// Inside a transaction: every record goes at the commit (before the transaction's own writes).
     func clear() {
-        pending = [:]
+        pending = RedisPendingChanges()
         pendingClear = true
     }
 
@@ -228,20 +255,22 @@ class RedisTable: StorageTable, GroupCommittingTable {
             commands.append(command("DEL"))
             log.touchWhole(name)
         } else if !pending.isEmpty {
-            log.touch(name, keys: pending.keys, count: pending.count)
+            // The keys are listed only for a save small enough to log them (else the whole table is).
+            log.touch(name, keys: pending.count > RedisCommitLog.keysPerTable ? [] : pending.keys, count: pending.count)
         }
         var sets = command("HSET"), deletes = command("HDEL")
         func flush() {
-            if sets.arguments.count > 2 { commands.append(sets); sets = command("HSET") }
-            if deletes.arguments.count > 2 { commands.append(deletes); deletes = command("HDEL") }
+            if sets.argumentCount > 2 { commands.append(sets); sets = command("HSET") }
+            if deletes.argumentCount > 2 { commands.append(deletes); deletes = command("HDEL") }
         }
-        for (field, value) in pending {
+        pending.forEach { field, value in
             if let value {
                 sets.append(field); sets.append(value)
             } else if !pendingClear {
                 deletes.append(field)
             }
-            if sets.arguments.count >= 2 + 2 * 512 || deletes.arguments.count >= 2 + 512 { flush() }
+            if sets.argumentCount >= 2 + 2 * 512 || deletes.argumentCount >= 2 + 512 { flush() }
+            return true
         }
         flush()
     }

@@ -50,6 +50,12 @@ import Glibc
             for _ in 0..<200 where cli("PING", password: password).hasPrefix("PONG") { usleep(25_000) }
         }
 
+        /// The server's process, for a test that kills it (SIGKILL) from another thread.
+        var pid: pid_t { process.processIdentifier }
+
+        /// Waits until the server's process is gone (after a kill).
+        func waitUntilGone() { process.waitUntilExit() }
+
         /// Starts it again on the same port and directory (an AOF there is read back).
         func restart() {
             (_, process) = TestRedis.launch(arguments, directory: directory.path, port: port)

@@ -73,9 +73,22 @@ final class ClassEntry {
 
     func updateDenseLimit() {
         if denseOnlyForScans { return }
-        let backed = UInt32(clamping: table.recordCount * 2 + 65_536 + inserted.count)
-        denseLimit = max(denseLimit, min(metadata.lastRowID &+ 1024, backed))
+        let wanted = metadata.lastRowID &+ 1024
+        func backed(_ records: Int) -> UInt32 { UInt32(clamping: records * 2 + 65_536 + inserted.count) }
+        // The table's count is a round trip on a networked backend, and this runs
+        // every 1,024 inserts: it is read again only when the last count read would
+        // cap the array (a count that went down since only lets the array be larger).
+        if let counted = recordCountForDenseLimit, backed(counted) >= wanted {
+            denseLimit = max(denseLimit, wanted)
+            return
+        }
+        let counted = table.recordCount
+        recordCountForDenseLimit = counted
+        denseLimit = max(denseLimit, min(wanted, backed(counted)))
     }
+
+    /// The table's record count as ``updateDenseLimit()`` last read it.
+    private var recordCountForDenseLimit: Int?
 
     /// The live instance of `rowID`, or a new fault for it.
     @inline(__always)
