@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
-.PHONY: all deps service-deps build demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m service-smoke service-bench clean
+.PHONY: all deps service-deps build demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
 
 all: build
 
@@ -88,6 +88,13 @@ speedtest-10m: deps
 	$(SWIFT) build -c release --product speedtest
 	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --repeat 1 --engines cabinet tc-raw \
 	  --workloads simple-insert simple-fetch simple-enumerate --songs 10000000
+
+# Cabinet on a Redis server against the raw hiredis floor (issue 11; BENCHMARKS.md,
+# "On a Redis server"); the run starts its own redis-server on a loopback port.
+speedtest-redis: deps
+	$(SWIFT) build -c release --product speedtest
+	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --engines cabinet tc-raw cabinet-redis redis-raw redis-per-object \
+	  --workloads simple-insert simple-fetch simple-enumerate simple-update complex-insert complex-fetch complex-faults named-buffer
 
 # The notes service (Examples/NotesService, its own package: Hummingbird is built
 # only here, never by `make test`). service-smoke curls every route of both

@@ -65,7 +65,8 @@ final class RedisConnection {
     /// connection fails; then none of the replies is known.
     ///
     /// A `MOVED` reply sends the commands again to the node it names, and a
-    /// slot in migration (`ASK`, `TRYAGAIN`) is waited out, unless `transaction`
+    /// slot in migration (`ASK`, `TRYAGAIN`) and a server loading its data set
+    /// after a restart (`LOADING`) are waited out, unless `transaction`
     /// (a `WATCH` or `MULTI` among them): then ``Redirected`` is thrown instead,
     /// since sending them again would run them without their `WATCH`.
     func send(_ commands: [RedisCommand], operation: String, transaction: Bool = false) throws -> [RedisReply] {
@@ -94,7 +95,27 @@ final class RedisConnection {
                 if transaction { throw Redirected() }
                 continue
             }
+            if replies.contains(where: { $0.errorMessage?.hasPrefix("LOADING") == true }) {
+                // A server started again reads its data set back before it answers:
+                // nothing of these ran; wait until it has, then send them again.
+                try waitWhileLoading(operation: operation)
+                if transaction { throw Redirected() }
+                continue
+            }
             return replies
+        }
+    }
+
+    /// Waits, a `PING` every 50 ms, while the server loads its data set (after
+    /// a restart), up to the command timeout.
+    private func waitWhileLoading(operation: String) throws {
+        var waited: Duration = .zero
+        while try exchange([RedisCommand("PING")], operation: operation)[0].errorMessage?.hasPrefix("LOADING") == true {
+            guard waited < commandTimeout else {
+                throw serverError("the server was still loading its data set after \(waited); try again when it has", operation: operation)
+            }
+            usleep(50_000)
+            waited += .milliseconds(50)
         }
     }
 
@@ -113,11 +134,24 @@ final class RedisConnection {
     /// at the end), that command goes out, and `body` handles the reply while the
     /// server finds the next batch. `body` returns false to stop. The first
     /// command follows redirections as ``send(_:operation:transaction:)`` does.
+    ///
+    /// A redirection or a server loading its data set in the middle of the loop
+    /// (a slot moved, a node restarted) starts it again from `first`, through
+    /// ``send(_:operation:transaction:)``: `body` then sees replies it saw
+    /// before, and must pass over what it already gave (cursors are not valid
+    /// across nodes).
     func cursorLoop(first: RedisCommand, operation: String, next: (RedisReply) throws -> RedisCommand?,
                     body: (RedisReply) throws -> Bool) throws {
         var reply = try send([first], operation: operation)[0]
+        var restarts = 0
         while true {
-            if let message = reply.errorMessage { throw serverError(message, operation: operation) }
+            if let message = reply.errorMessage {
+                let moving = ["MOVED ", "ASK ", "TRYAGAIN", "LOADING"].contains { message.hasPrefix($0) }
+                guard moving && restarts < 5 else { throw serverError(message, operation: operation) }
+                restarts += 1
+                reply = try send([first], operation: operation)[0]
+                continue
+            }
             let following = try next(reply)
             if let following {
                 let context = try connected(operation: operation)
@@ -132,8 +166,13 @@ final class RedisConnection {
                 throw error
             }
             guard following != nil else { return }
+            if !goOn {
+                // The reply sent ahead is read and dropped, so the connection can be used
+                // again; if that fails, the connection is closed, and the caller had all it wanted.
+                _ = try? readReply(operation: operation)
+                return
+            }
             reply = try readReply(operation: operation)
-            if !goOn { return }   // the reply sent ahead was read, and is dropped
         }
     }
 

@@ -179,7 +179,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         try checkOpen()
-        var seen = RedisKeySet()   // HSCAN may repeat a field while the hash is resized
+        var seen = RedisKeySet()   // HSCAN may repeat a field while the hash is resized, or a scan start again
         if !pendingClear {
             func scan(from cursor: [UInt8]) -> RedisCommand {
                 command("HSCAN", arguments: [cursor, Array("COUNT".utf8), Array("1000".utf8)])

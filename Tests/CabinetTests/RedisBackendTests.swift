@@ -57,6 +57,7 @@ import Glibc
         func waitUntilGone() { process.waitUntilExit() }
 
         /// Starts it again on the same port and directory (an AOF there is read back).
+        /// It may still be loading that file when this returns (it answers `LOADING`).
         func restart() {
             (_, process) = TestRedis.launch(arguments, directory: directory.path, port: port)
         }
