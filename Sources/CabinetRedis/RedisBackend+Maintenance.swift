@@ -99,6 +99,7 @@ extension RedisBackend {
         if let catalog { body.append(RedisCommand("SET", keys.catalog, bytes: catalog)) }
         var entry = RedisCommitLog.Entry(token: RedisSession.newToken())
         entry.wholeStore = true
+        session.noteOwnToken(entry.token)
         body += session.announcing(entry)
         body.append(RedisCommand("EXEC"))
         let watched = copied.flatMap { [$0.hash, $0.order].compactMap { $0 } }

@@ -51,6 +51,8 @@ public final class RedisBackend: StorageBackend {
     /// The server, database and store.
     public let address: RedisAddress
     let session: RedisSession
+    /// Hears the saves of other processes (``OtherWritersBackend``).
+    let subscriber: RedisSubscriber
     private var tables: [String: RedisTable] = [:]
     /// The catalog's bytes as this backend last read or wrote them (`.some(nil)`:
     /// there was none; `nil`: not read yet), for the compare-and-set of ``writeCatalog(_:)``.
@@ -90,21 +92,22 @@ public final class RedisBackend: StorageBackend {
         path = address.description
         session = RedisSession(address: address, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout,
                                readOnly: options.readOnly)
+        subscriber = RedisSubscriber(session: session, address: address, connectTimeout: options.connectTimeout)
         // Connects (and authenticates) now, so a wrong address or password fails here.
-        session.knownVersion = try session.currentVersion()
+        let version = try session.currentVersion()
+        session.knownVersion = version
+        session.takenVersion = version
+        subscriber.start()
     }
 
-    deinit { session.disconnectAll() }
+    deinit {
+        subscriber.stop()
+        session.disconnectAll()
+    }
 
     public var services: any StoreServices { self }
 
     var keys: RedisKeys { session.keys }
-
-    /// Tells `handler` of each save of another process this backend learnt of
-    /// while saving (one that changed nothing this save changed).
-    package func onOthersSaved(_ handler: @escaping (_ tables: [String: Set<[UInt8]>?], _ wholeStore: Bool) -> Void) {
-        session.othersSaved = { entry in handler(entry.tables, entry.wholeStore) }
-    }
 
     // MARK: Tables
 
@@ -184,6 +187,7 @@ public final class RedisBackend: StorageBackend {
         for table in tables.values { table.close() }
         tables = [:]
         session.isClosed = true
+        subscriber.stop()
         session.disconnectAll()
     }
 
@@ -191,6 +195,31 @@ public final class RedisBackend: StorageBackend {
     func closeTables() {
         for table in tables.values { table.close() }
         tables = [:]
+    }
+}
+
+extension RedisBackend: OtherWritersBackend {
+    /// Whether another process's save was announced since ``takeOthersSaves()`` last looked.
+    public var othersHaveSaved: Bool { subscriber.othersHaveSaved }
+
+    /// The saves of other processes this open has not taken in, from the store's
+    /// log; see ``OtherWritersBackend/takeOthersSaves()``.
+    public func takeOthersSaves() throws -> [OthersSave] {
+        subscriber.lower()
+        do {
+            return try session.takeOthersSaves().map { OthersSave(tables: $0.tables, wholeStore: $0.wholeStore) }
+        } catch {
+            subscriber.raise()
+            throw error
+        }
+    }
+
+    public func keepConflicting(_ stale: [String: Set<[UInt8]>?]) {
+        session.keepConflicting(stale)
+    }
+
+    public func observeOthersSaves(_ handler: (@Sendable (OthersSave) -> Void)?) {
+        subscriber.observe(handler)
     }
 }
 

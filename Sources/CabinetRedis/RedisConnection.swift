@@ -181,6 +181,34 @@ final class RedisConnection {
         if status != REDIS_OK { throw connectionFailure(operation: operation) }
     }
 
+    /// Subscribes this connection to `channel` (it then only waits for messages, ``nextMessage(waiting:)``).
+    func subscribe(to channel: String, operation: String) throws {
+        let reply = try exchange([RedisCommand("SUBSCRIBE", channel)], operation: operation)[0]
+        if let message = reply.errorMessage { throw serverError(message, operation: operation) }
+    }
+
+    /// The payload of the next message published to the channel this connection
+    /// subscribed to, or `nil` if none came within `milliseconds` (a reply that is
+    /// not a message, as the subscription's own confirmation, is passed over).
+    func nextMessage(waiting milliseconds: Int32, operation: String) throws -> [UInt8]? {
+        guard let context else { throw connectionFailure(operation: operation) }
+        var raw: UnsafeMutableRawPointer?
+        // A message hiredis has read already (several can come in one read) is not in the socket.
+        guard redisGetReplyFromReader(context, &raw) == REDIS_OK else { throw connectionFailure(operation: operation) }
+        if raw == nil {
+            var waiting = pollfd(fd: context.pointee.fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&waiting, 1, milliseconds)
+            if ready == 0 || (ready < 0 && errno == EINTR) { return nil }
+            guard ready > 0, redisGetReply(context, &raw) == REDIS_OK, raw != nil else { throw connectionFailure(operation: operation) }
+        }
+        guard let raw else { return nil }
+        defer { freeReplyObject(raw) }
+        // ["message", channel, payload]
+        guard case .strings(let parts) = RedisReply(raw.assumingMemoryBound(to: redisReply.self)), parts.count == 3,
+              parts[0] == Array("message".utf8) else { return nil }
+        return parts[2]
+    }
+
     /// Writes everything hiredis holds for the server.
     private func flush(_ context: UnsafeMutablePointer<redisContext>, operation: String) throws {
         var done: Int32 = 0

@@ -24,6 +24,10 @@ final class RedisSession {
     /// The store's version (its count of saves) as this process last knew it:
     /// a save that finds another number has missed other processes' saves.
     var knownVersion: Int64 = 0
+    /// The version up to which the layer above took in other processes' saves
+    /// (``takeOthersSaves()``): behind ``knownVersion`` when a commit of this
+    /// process moved past saves the layer above has not seen yet.
+    var takenVersion: Int64 = 0
     /// Tokens of saves whose reply was lost with the connection and whose fate
     /// could not be learnt then: if the log shows one later, it is this
     /// process's own save, not a conflict.
@@ -32,9 +36,10 @@ final class RedisSession {
     /// later save that writes any of it again is a conflict (this process's
     /// objects may hold what was there before them).
     private var othersChanges = RedisCommitLog.Entry(token: [])
-    /// Called with each save of another process this process learnt of while
-    /// saving (its changes did not overlap this save's).
-    var othersSaved: ((RedisCommitLog.Entry) -> Void)?
+    /// Tokens of this process's recent saves (guarded by ``idleLock``): a save
+    /// announced with one of them is not another process's (``RedisSubscriber``).
+    private var ownTokens: Set<[UInt8]> = []
+    private var ownTokenOrder: [[UInt8]] = []
 
     init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration, readOnly: Bool) {
         self.address = address
@@ -108,6 +113,7 @@ final class RedisSession {
         defer { for table in tables { table.endTransaction() } }
         try checkWritable()
         var entry = logged ?? RedisCommitLog.Entry(token: RedisSession.newToken())
+        noteOwnToken(entry.token)
         var body = [RedisCommand("MULTI")]
         body += extra
         for table in tables { table.appendCommit(to: &body, log: &entry) }
@@ -133,7 +139,7 @@ final class RedisSession {
         // Saves of others this process moved past before: a record they changed that this save
         // writes again was changed here from what this process had read before them.
         if let overlap = entry.overlap(with: othersChanges) {
-            throw CabinetError.saveConflict(path: path, reason: overlap + " (in a save of another process since this store was opened; reopen it to see that save)")
+            throw CabinetError.saveConflict(path: path, reason: overlap + " (in a save of another process this store has taken in)")
         }
         for _ in 0..<20 {
             let current: Int64
@@ -236,10 +242,77 @@ final class RedisSession {
             theirs.append(entry)
         }
         knownVersion = current
-        for entry in theirs.reversed() {
-            othersChanges.merge(entry)
-            othersSaved?(entry)
+        for entry in theirs.reversed() { othersChanges.merge(entry) }
+    }
+
+    // MARK: Other processes' saves
+
+    /// Remembers the token of a save this process is about to send (the last 1,024).
+    func noteOwnToken(_ token: [UInt8]) {
+        idleLock.withLock {
+            guard ownTokens.insert(token).inserted else { return }
+            ownTokenOrder.append(token)
+            if ownTokenOrder.count > 1024 { ownTokens.remove(ownTokenOrder.removeFirst()) }
         }
+    }
+
+    /// Whether `token` is one of this process's saves (those whose reply was lost included).
+    func isOwnToken(_ token: [UInt8]) -> Bool {
+        idleLock.withLock { ownTokens.contains(token) }
+    }
+
+    /// The saves since `version`, oldest first, and the version they lead to.
+    /// The version first (no more when nothing changed), then the log's newest
+    /// entries and the version again in one `MULTI`/`EXEC`, read again if a save
+    /// came between. More saves than the log keeps, or a version that went back
+    /// (the store replaced), give one save of the whole store.
+    func saves(since version: Int64) throws -> (entries: [RedisCommitLog.Entry], version: Int64) {
+        var whole = RedisCommitLog.Entry(token: [])
+        whole.wholeStore = true
+        var current = try currentVersion()
+        for _ in 0..<5 {
+            let missed = current - version
+            guard missed > 0 else { return (missed == 0 ? [] : [whole], current) }
+            guard missed <= Int64(RedisCommitLog.capacity) else { return ([whole], current) }
+            let replies = try callAll([RedisCommand("MULTI"), RedisCommand("GET", keys.version),
+                                       RedisCommand("LRANGE", keys.log, "0", String(missed - 1)),
+                                       RedisCommand("EXEC")], operation: "read the store's log")
+            guard let results = replies.last?.elements, results.count == 2 else {
+                throw serverError("the store's log could not be read", operation: "read the store's log")
+            }
+            let now = try self.version(in: results[0])
+            guard now == current else { current = now; continue }   // a save came between: read again
+            let items = results[1].elements ?? []
+            guard items.count == Int(missed) else { return ([whole], current) }
+            // An entry that does not decode changed who knows what: all of it.
+            return (items.reversed().map { $0.bytes.flatMap(RedisCommitLog.Entry.init(decoding:)) ?? whole }, current)
+        }
+        return ([whole], current)   // saves kept coming: take everything as changed
+    }
+
+    /// The saves of other processes since the layer above last took them in
+    /// (``takenVersion``; saves a commit of this process moved past included):
+    /// the caller brings its objects up to date, then names what it could not
+    /// (``keepConflicting(_:)``). Until then, what they changed counts as a conflict.
+    func takeOthersSaves() throws -> [RedisCommitLog.Entry] {
+        try checkOpen()
+        let (entries, current) = try saves(since: takenVersion)
+        let theirs = entries.filter { !isOwnToken($0.token) }
+        for entry in theirs { othersChanges.merge(entry) }
+        takenVersion = current
+        // Their changes count as conflicts until the caller settles them, so a save may start from here.
+        knownVersion = current
+        return theirs
+    }
+
+    /// What other processes changed that the layer above could not bring up to
+    /// date: it replaces ``othersChanges`` (the rest is settled).
+    func keepConflicting(_ stale: [String: Set<[UInt8]>?]) {
+        var entry = RedisCommitLog.Entry(token: [])
+        for (table, keys) in stale {
+            if let keys { entry.touch(table, keys: keys, count: keys.count) } else { entry.touchWhole(table) }
+        }
+        othersChanges = entry
     }
 
     /// After the connection died with a save's reply: connects again, has the

@@ -134,6 +134,26 @@ struct SaveSummary {
     var isEmpty: Bool { classes.isEmpty && namedBuffers.isEmpty }
 }
 
+extension SaveSummary {
+    /// What another process's save changed in `classes` (stored names) and the named buffers.
+    init(othersSave save: OthersSave, classes: Set<String>) {
+        let tables = save.wholeStore ? Dictionary(uniqueKeysWithValues: classes.map { ($0, Set<[UInt8]>?.none) }) : save.tables
+        self.classes = tables.keys.filter(classes.contains).sorted().map { name in
+            let keys = tables[name] ?? nil
+            let rows = (keys ?? []).compactMap { key -> UInt32? in
+                guard key.count == 4 else { return nil }
+                let row = key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+                return row == ClassMetadata.rowID ? nil : row
+            }.sorted()
+            var change = StorePool.ClassChange(className: name, inserted: [], updated: rows, deleted: [])
+            change.wholeClass = keys == nil
+            return change
+        }.filter { $0.wholeClass || !$0.updated.isEmpty }
+        let buffers = save.wholeStore ? nil : save.tables[ObjectStore.namedBuffersTableName]
+        namedBuffers = buffers.map { keys in (keys ?? []).map { String(decoding: $0, as: UTF8.self) }.sorted() } ?? []
+    }
+}
+
 extension ObjectStore {
     /// Runs `body`, which writes the backend's tables. A plain store just runs it;
     /// a pool's context runs it as its ``ContextLink`` says (refused in a read

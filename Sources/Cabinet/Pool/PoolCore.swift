@@ -50,7 +50,10 @@ final class PoolCore: Sendable {
     /// A fresh store for one block, with objects of its own; a write block's
     /// saves go to the commit group's staging.
     func makeContext(writes: Bool) throws -> ObjectStore {
-        if writes { try finishPendingJournal() }
+        if writes {
+            try finishPendingJournal()
+            try settleOthersSaves()
+        }
         let link = ContextLink(pool: self, group: writes ? group : nil, holdsLock: !concurrent)
         return try ObjectStore(context: template, link: link)
     }
@@ -187,12 +190,32 @@ final class PoolCore: Sendable {
 
     /// Numbers a committed save and hands it to every subscriber. Called by the
     /// write block's thread, one save at a time, so the numbers follow the commits.
-    func publish(_ summary: SaveSummary) {
+    func publish(_ summary: SaveSummary, fromAnotherProcess: Bool = false) {
         let (change, subscribers) = state.withLock { state in
             state.sequence += 1
-            let change = StorePool.Change(sequence: state.sequence, classes: summary.classes, namedBuffers: summary.namedBuffers)
+            var change = StorePool.Change(sequence: state.sequence, classes: summary.classes, namedBuffers: summary.namedBuffers)
+            change.isFromAnotherProcess = fromAnotherProcess
             return (change, Array(state.subscribers.values))
         }
         for subscriber in subscribers { subscriber.yield(change) }
+    }
+
+    /// Publishes the saves of other processes, on a backend several processes
+    /// write (``OtherWritersBackend``), as the backend hears of them.
+    func publishOthersSaves() {
+        guard let shared = template.backend as? any OtherWritersBackend else { return }
+        let classes = Set(template.classes.map(\.name))
+        shared.observeOthersSaves { [weak self] save in
+            self?.publish(SaveSummary(othersSave: save, classes: classes), fromAnotherProcess: true)
+        }
+    }
+
+    /// Before a group's first write block reads anything: other processes'
+    /// saves so far are taken in (the block reads afresh, so none of what they
+    /// changed is stale in it), so that its save conflicts only with saves after them.
+    func settleOthersSaves() throws {
+        guard !group.hasMembers, let shared = template.backend as? any OtherWritersBackend, shared.othersHaveSaved else { return }
+        _ = try shared.takeOthersSaves()
+        shared.keepConflicting([:])
     }
 }

@@ -19,6 +19,10 @@ extension StorePool {
         public let classes: [ClassChange]
         /// The named buffers the save set or removed, by name.
         public let namedBuffers: [String]
+        /// Whether another process made the save (a backend several processes
+        /// write, as Redis): its rows are all in ``ClassChange/updated``, since
+        /// the store's log says which rows a save wrote or removed, not which.
+        public internal(set) var isFromAnotherProcess = false
 
         /// What the save changed in `type`'s rows; `nil` if nothing.
         public func changes(of type: StoredObject.Type) -> ClassChange? {
@@ -28,7 +32,7 @@ extension StorePool {
         /// One line for a log: `save 3: Note inserted [12] updated [] deleted []; Notebook …`.
         public var description: String {
             let parts = classes.map(\.description) + (namedBuffers.isEmpty ? [] : ["named buffers \(namedBuffers)"])
-            return "save \(sequence): " + parts.joined(separator: "; ")
+            return "save \(sequence)\(isFromAnotherProcess ? " (another process)" : ""): " + parts.joined(separator: "; ")
         }
     }
 
@@ -48,12 +52,15 @@ extension StorePool {
         public let updated: [UInt32]
         /// Row IDs of objects the save deleted.
         public let deleted: [UInt32]
+        /// Whether any row of the class may have changed, beyond those listed: a
+        /// save of another process too large for the log to list its rows, or a restore.
+        public internal(set) var wholeClass = false
 
         var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
         /// `Note inserted [12] updated [4] deleted []`.
         public var description: String {
-            "\(className) inserted \(inserted) updated \(updated) deleted \(deleted)"
+            wholeClass ? "\(className) all rows" : "\(className) inserted \(inserted) updated \(updated) deleted \(deleted)"
         }
     }
 }

@@ -101,6 +101,7 @@ public final class StorePool: Sendable {
         path = backend.path
         let concurrent = (backend as? any ConcurrentReadingBackend)?.allowsConcurrentReads ?? false
         core = PoolCore(template: ContextTemplate(root: root), concurrent: concurrent)
+        core.publishOthersSaves()
     }
 
     /// Runs `block` with a context of its own that sees the store as of the last

@@ -26,6 +26,9 @@ extension ObjectStore {
         guard let entry = entry(for: type(of: object)) else {
             fatalError("Cabinet: \(type(of: object)) is not registered with this store; call store.register(\(type(of: object)).self) first")
         }
+        // The first insert since a save: row IDs after those of other processes' saves
+        // announced by now (a failure to read them leaves them for the save to find).
+        if _slowPath(otherWriters != nil && !entry.metadataChanged) { try? takeInAnnouncedSaves() }
         guard let rowID = entry.takeNextRowID() else {
             // Only a damaged (or truly exhausted) metadata row gets here; insert cannot
             // throw, so the next save reports it and the object stays out of the store.

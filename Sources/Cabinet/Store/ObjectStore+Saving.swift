@@ -20,6 +20,8 @@ extension ObjectStore {
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("save()") }
         try checkOpen()
+        // Another process's save: its rows' objects up to date (or, with changes here, a conflict before anything is written).
+        try takeInAnnouncedSaves()
         // Whatever happens, an index a failed write damaged is built again from the records.
         defer { rebuildDamagedIndexes() }
         isSaving = true   // a change from a write(to:) now would be lost: it stops the program

@@ -37,6 +37,7 @@ extension ObjectStore {
     /// the only one changing its tables, runs `body` as it is.
     @inline(__always)
     func readingCommittedState<R>(_ body: () throws -> R) throws -> R {
+        if otherWriters != nil { try takeInAnnouncedSaves() }   // another process saved: not its stale content
         guard coordinatesReads, committedReadDepth == 0 else { return try body() }
         return try readingCommittedStateAlongsideWriter(body)
     }

@@ -65,6 +65,13 @@ public final class ObjectStore {
     let context: ContextLink?
     /// Whether ``close()`` closes the backend: a pool's contexts share the pool's.
     private let ownsBackend: Bool
+    /// The backend, if other processes write the store too (Redis), for a store
+    /// that is not a pool's context (a context lives for one block, and reads afresh).
+    let otherWriters: (any OtherWritersBackend)?
+    /// Set while other processes' saves are taken in (``takeInAnnouncedSaves()``), which reads.
+    var isTakingInOthersSaves = false
+    /// Rows other processes changed that hold unsaved changes here: table → keys (`nil`: all).
+    var staleRows: [String: Set<[UInt8]>?] = [:]
     /// Undo and redo of every change to this store's objects; see ``StoreUndoManager``.
     ///
     /// ```swift
@@ -187,6 +194,7 @@ public final class ObjectStore {
         resolver = ReferenceResolver(useDetector: useDetector)
         context = nil
         ownsBackend = true
+        otherWriters = backend as? any OtherWritersBackend
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
         if !backend.services.isReadOnly { try recoverInterruptedSave() }
@@ -208,6 +216,7 @@ public final class ObjectStore {
         resolver = ReferenceResolver(useDetector: useDetector)
         context = link
         ownsBackend = false
+        otherWriters = nil
         coordinatesReads = false
         undoManager.store = self
         undoManager.isEnabled = false

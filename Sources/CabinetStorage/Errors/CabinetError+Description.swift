@@ -76,7 +76,7 @@ extension CabinetError {
         case .recoveryPending:
             return "Cabinet: the store '\(path)' has a save to finish (\(reason)); open it writable once to finish it (the app, or `cabinet compact`). A read-only open writes nothing, so it cannot."
         case .saveConflict:
-            return "Cabinet: another process saved the store '\(path)' first (\(reason)); nothing of this save was written and its changes are still pending. Refresh the objects involved, then save again."
+            return "Cabinet: another process saved the store '\(path)' first (\(reason)); nothing of this save was written and its changes are still pending. Call refresh(discardingConflicts: true) to take that save (it discards your changes to the objects it changed), apply them again, then save."
         default:
             let place = location.map { " at \($0)" } ?? self.path.map { " in the store '\($0)'" } ?? ""
             return "Cabinet: \(code)\(place)" + (self.reason.map { ": \($0)." } ?? ".")

@@ -1,0 +1,130 @@
+/// Saves of other processes, on a backend that several processes write at
+/// once (``OtherWritersBackend``: Redis). Each is announced to every open of
+/// the store; this store takes them in before its next read, its first insert
+/// into a class after a save, and its save: a live object they changed that
+/// has no unsaved change here becomes a fault again (its next read shows their
+/// content), and a class they inserted into hands out row IDs after theirs.
+/// An object with unsaved changes here that they changed too keeps its
+/// changes, and its save throws ``CabinetError/Code-swift.struct/saveConflict``;
+/// ``refresh(discardingConflicts:)`` settles that.
+extension ObjectStore {
+    /// Takes in other processes' saves now, without waiting for their
+    /// announcement; with `discardingConflicts`, settles conflicts in their
+    /// favour: an object with unsaved changes here that one of their saves
+    /// changed too loses those changes (and the undo history is cleared), so
+    /// that a `save()` that threw ``CabinetError/Code-swift.struct/saveConflict``
+    /// can be tried again after the app applies its change anew. On a backend
+    /// with one writer (Tokyo Cabinet, memory) it does nothing.
+    ///
+    /// ```swift
+    /// do {
+    ///     try store.save()
+    /// } catch let error as CabinetError where error.code == .saveConflict {
+    ///     try store.refresh(discardingConflicts: true)   // their save wins
+    ///     note.title = newTitle                           // ours again, on their content
+    ///     try store.save()
+    /// }
+    /// ```
+    /// Inserts and deletes are never discarded: a delete of an object another
+    /// process changed, or an insert whose row another process took first,
+    /// conflicts until it is undone; delete or insert anew after the refresh.
+    public func refresh(discardingConflicts: Bool = false) throws {
+        useDetector.enter("refresh(discardingConflicts:)")
+        defer { useDetector.leave() }
+        try checkOpen()
+        guard let shared = otherWriters else { return }
+        try takeInOthersSaves(from: shared, discardingConflicts: discardingConflicts)
+    }
+
+    /// Takes in other processes' saves if one was announced (no I/O otherwise).
+    @inline(__always)
+    func takeInAnnouncedSaves() throws {
+        guard let shared = otherWriters, !isTakingInOthersSaves, shared.othersHaveSaved else { return }
+        try takeInOthersSaves(from: shared, discardingConflicts: false)
+    }
+
+    private func takeInOthersSaves(from shared: any OtherWritersBackend, discardingConflicts: Bool) throws {
+        isTakingInOthersSaves = true
+        defer { isTakingInOthersSaves = false }
+        let saves = try shared.takeOthersSaves()
+        var stale = StaleRows()
+        var discarded = false
+
+        /// Brings `object` up to date; false if it keeps unsaved changes (a conflict).
+        func takeIn(_ object: StoredObject, of entry: ClassEntry) -> Bool {
+            switch object.changeState {
+            case .clean:
+                if object.hasContent { object.hasContent = false }
+                object.contentLoadFailed = false
+                return true
+            case .updated where discardingConflicts:
+                entry.updated.removeAll { $0 === object }
+                object.changeState = .clean
+                object.hasContent = false
+                discarded = true
+                return true
+            case .loading:
+                return true   // being read now: it reads what is there
+            case .updated, .inserted, .deleted:
+                return false
+            }
+        }
+        /// Takes in `keys` (`nil`: every row) of table `name`.
+        func takeIn(_ keys: Set<[UInt8]>?, ofTable name: String) throws {
+            guard let entry = entriesByName[name] else {
+                // Lists and named buffers: what is not saved yet here conflicts; indexes are read at the save.
+                if name == ObjectStore.listsTableName, entriesByName.values.contains(where: { $0.writesLists && $0.hasChanges }) {
+                    stale.markWhole(name)
+                } else if name == ObjectStore.namedBuffersTableName {
+                    for buffer in pendingNamedBuffers.keys where keys?.contains(Array(buffer.utf8)) ?? true {
+                        stale.mark(name, Array(buffer.utf8))
+                    }
+                }
+                return
+            }
+            var metadataChanged = keys == nil
+            func row(_ object: StoredObject) {
+                if !takeIn(object, of: entry) { stale.mark(name, withUnsafeBytes(of: object.rowID.littleEndian, Array.init)) }
+            }
+            if let keys {
+                for key in keys where key.count == 4 {
+                    let rowID = key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+                    if rowID == ClassMetadata.rowID { metadataChanged = true } else if let object = entry.live.object(at: rowID) { row(object) }
+                }
+            } else {
+                entry.live.forEachObject(row)
+            }
+            guard metadataChanged else { return }
+            if entry.metadataChanged {
+                // Inserts here took row IDs after the old last one: theirs may be the same rows.
+                stale.mark(name, withUnsafeBytes(of: ClassMetadata.rowID.littleEndian, Array.init))
+            } else if let metadata = try ClassRegistrar.readMetadata(of: entry.table, className: name) {
+                entry.metadata = metadata   // new objects here take the rows after theirs
+            }
+        }
+
+        // What was stale before and still is (its unsaved changes are still here), then what these saves changed.
+        for (name, keys) in staleRows { try takeIn(keys, ofTable: name) }
+        for save in saves {
+            let tables = save.wholeStore ? Dictionary(uniqueKeysWithValues: try backend.tableNames().map { ($0, Set<[UInt8]>?.none) }) : save.tables
+            for (name, keys) in tables { try takeIn(keys, ofTable: name) }
+        }
+        staleRows = stale.rows
+        shared.keepConflicting(stale.rows)
+        if discarded { undoManager.removeAllActions() }
+    }
+}
+
+/// Rows other processes changed that this store could not bring up to date.
+private struct StaleRows {
+    var rows: [String: Set<[UInt8]>?] = [:]
+
+    mutating func mark(_ table: String, _ key: [UInt8]) {
+        if case .some(.none) = rows[table] { return }
+        var keys = rows[table].flatMap { $0 } ?? []
+        keys.insert(key)
+        rows[table] = keys
+    }
+
+    mutating func markWhole(_ table: String) { rows[table] = .some(nil) }
+}

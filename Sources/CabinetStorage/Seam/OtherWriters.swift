@@ -1,0 +1,49 @@
+/// A backend that several processes write at once (Redis: each save is
+/// optimistic, checked against the saves it missed), and that tells each open
+/// of the store of the others' saves, so the layer above can bring its objects
+/// up to date and report them. A backend with one writer (Tokyo Cabinet's
+/// lock, memory) does not conform.
+///
+/// ```swift
+/// if let shared = backend as? OtherWritersBackend, shared.othersHaveSaved {
+///     for save in try shared.takeOthersSaves() { print(save.tables.keys) }
+/// }
+/// ```
+public protocol OtherWritersBackend: StorageBackend {
+    /// Whether another process announced a save this open has not taken in
+    /// with ``takeOthersSaves()``: no I/O, cheap enough to ask before every read.
+    var othersHaveSaved: Bool { get }
+
+    /// The saves other processes committed since this open last took them in,
+    /// oldest first (those its own saves moved past included). The layer above
+    /// brings what it holds up to date with them, then says what it could not
+    /// with ``keepConflicting(_:)``.
+    func takeOthersSaves() throws -> [OthersSave]
+
+    /// After ``takeOthersSaves()``: of everything other processes changed, only
+    /// `stale` (table name → keys, `nil` for the whole table) is not brought up
+    /// to date above (it holds unsaved changes to it); a later save of this open
+    /// that writes any of it is a conflict, and nothing else they changed is.
+    /// It replaces what the last call said.
+    func keepConflicting(_ stale: [String: Set<[UInt8]>?])
+
+    /// Calls `handler`, on a thread of the backend's, with every save another
+    /// process commits from now on, in order (for `StorePool.changes`). One
+    /// handler at a time: a new call replaces it; `nil` stops.
+    func observeOthersSaves(_ handler: (@Sendable (OthersSave) -> Void)?)
+}
+
+/// What another process's save changed (``OtherWritersBackend``): the keys it
+/// wrote or removed, per table. Which it was (written, removed), and whether a
+/// written key was new, the save's log does not say.
+public struct OthersSave: Sendable, Equatable {
+    /// Table name → the keys the save wrote or removed, or `nil` for the whole table.
+    public var tables: [String: Set<[UInt8]>?]
+    /// Whether it replaced the whole store (a restore): every table may have changed.
+    public var wholeStore: Bool
+
+    public init(tables: [String: Set<[UInt8]>?], wholeStore: Bool = false) {
+        self.tables = tables
+        self.wholeStore = wholeStore
+    }
+}
