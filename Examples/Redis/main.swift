@@ -25,6 +25,18 @@ final class Playlist: StoredObject {
     }
 }
 
+/// Saves `store`; if another process saved `note` first, takes their save
+/// (the README's "Other processes' saves reach live objects") and applies `newTitle` again.
+func save(_ store: ObjectStore, note: Song, newTitle: String) throws {
+    do {
+        try store.save()
+    } catch let error as CabinetError where error.code == .saveConflict {
+        try store.refresh(discardingConflicts: true)   // their save wins
+        note.title = newTitle                           // apply yours again
+        try store.save()
+    }
+}
+
 do {
     let backend = try RedisBackend(host: "127.0.0.1", port: 6379, store: "music")  // or RedisBackend(url: "redis://127.0.0.1:6379/0", store: "music")
     let store = try ObjectStore(backend: backend)
@@ -35,6 +47,8 @@ do {
     store.insert(song); store.insert(list)
     try store.save()
     print("\(backend.path): \(try store.count(of: Song.self)) songs, \(try store.count(of: Playlist.self)) playlists")
+    song.title = "Walking on Sunshine (live)"
+    try save(store, note: song, newTitle: song.title)
     store.close()
 } catch {
     print(error)
