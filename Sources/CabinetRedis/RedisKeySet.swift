@@ -2,7 +2,7 @@
 /// gave (``RedisTable/forEach(_:)``, since `HSCAN` may give a key twice) in
 /// one `UInt64` per row key, not one array each.
 struct RedisKeySet {
-    private var short: Set<UInt64> = []
+    private var short = ShortKeyIndex()
     private var long: Set<[UInt8]> = []
 
     /// A key of up to 7 bytes as one number: its bytes, and its length in the top byte.
@@ -15,7 +15,7 @@ struct RedisKeySet {
 
     /// Adds `key`; false if it was there already.
     mutating func insert(_ key: UnsafeRawBufferPointer) -> Bool {
-        if let packed = RedisKeySet.packed(key) { return short.insert(packed).inserted }
+        if let packed = RedisKeySet.packed(key) { return short.insertIfAbsent(packed) }
         return long.insert(Array(key)).inserted
     }
 }

@@ -20,7 +20,12 @@ final class RedisSession {
     /// The node that last answered for the store (guarded by ``idleLock``).
     private var storeNode: (host: String, port: Int)?
     let readOnly: Bool
-    var isClosed = false
+    /// Set by the backend's close; read by every call, and by the subscriber's thread too.
+    var isClosed: Bool {
+        get { idleLock.withLock { closed } }
+        set { idleLock.withLock { closed = newValue } }
+    }
+    private var closed = false
     /// The store's version (its count of saves) as this process last knew it:
     /// a save that finds another number has missed other processes' saves.
     var knownVersion: Int64 = 0
