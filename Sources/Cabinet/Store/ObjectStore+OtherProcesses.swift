@@ -27,7 +27,8 @@ extension ObjectStore {
     /// ```
     /// Inserts and deletes are never discarded: a delete of an object another
     /// process changed, or an insert whose row another process took first,
-    /// conflicts until it is undone; delete or insert anew after the refresh.
+    /// conflicts until it is undone. Delete such a new object (unsaved, it is
+    /// simply forgotten) and insert it anew: it takes a row after theirs.
     public func refresh(discardingConflicts: Bool = false) throws {
         useDetector.enter("refresh(discardingConflicts:)")
         defer { useDetector.leave() }
@@ -94,12 +95,17 @@ extension ObjectStore {
             } else {
                 entry.live.forEachObject(row)
             }
-            guard metadataChanged else { return }
-            if entry.metadataChanged {
-                // Inserts here took row IDs after the old last one: theirs may be the same rows.
+            guard metadataChanged, let theirs = try ClassRegistrar.readMetadata(of: entry.table, className: name) else { return }
+            if !entry.metadataChanged {
+                entry.metadata = theirs   // new objects here take the rows after theirs
+            } else if theirs.version == entry.metadata.version && theirs.classID == entry.metadata.classID {
+                // Inserts here moved the last row ID too: the later of the two, so that no
+                // row is handed out twice from here on. (A row both handed out is a row
+                // both saves change: the object inserted here on it stays a conflict.)
+                entry.metadata.lastRowID = max(entry.metadata.lastRowID, theirs.lastRowID)
+            } else {
+                // An upgrade on one side: not merged.
                 stale.mark(name, withUnsafeBytes(of: ClassMetadata.rowID.littleEndian, Array.init))
-            } else if let metadata = try ClassRegistrar.readMetadata(of: entry.table, className: name) {
-                entry.metadata = metadata   // new objects here take the rows after theirs
             }
         }
 
