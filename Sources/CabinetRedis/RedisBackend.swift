@@ -93,7 +93,9 @@ public final class RedisBackend: StorageBackend {
         session = RedisSession(address: address, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout,
                                readOnly: options.readOnly)
         subscriber = RedisSubscriber(session: session, address: address, connectTimeout: options.connectTimeout)
-        // Connects (and authenticates) now, so a wrong address or password fails here.
+        // Connects (and authenticates) now, so a wrong address or password fails here; listens
+        // for other processes' saves first, so that none after the version read goes unheard.
+        try subscriber.subscribe()
         let version = try session.currentVersion()
         session.knownVersion = version
         session.takenVersion = version
@@ -200,7 +202,7 @@ public final class RedisBackend: StorageBackend {
 
 extension RedisBackend: OtherWritersBackend {
     /// Whether another process's save was announced since ``takeOthersSaves()`` last looked.
-    public var othersHaveSaved: Bool { subscriber.othersHaveSaved }
+    public var othersHaveSaved: Bool { subscriber.othersHaveSaved || session.isTakingOthersSaves }
 
     /// The saves of other processes this open has not taken in, from the store's
     /// log; see ``OtherWritersBackend/takeOthersSaves()``.

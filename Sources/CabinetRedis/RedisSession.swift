@@ -303,21 +303,35 @@ final class RedisSession {
         try checkOpen()
         let (entries, current) = try saves(since: takenVersion)
         let theirs = entries.filter { !isOwnToken($0.token) }
+        // Conflicts until the caller settles them; until then, nothing moves (a
+        // caller that fails half way gets the same saves again next time).
         for entry in theirs { othersChanges.merge(entry) }
-        takenVersion = current
-        // Their changes count as conflicts until the caller settles them, so a save may start from here.
-        knownVersion = current
+        takingVersion = current
         return theirs
     }
 
-    /// What other processes changed that the layer above could not bring up to
-    /// date: it replaces ``othersChanges`` (the rest is settled).
+    /// The version ``takeOthersSaves()`` read up to, until ``keepConflicting(_:)`` settles it.
+    private var takingVersion: Int64?
+
+    /// Whether saves were handed over by ``takeOthersSaves()`` and not settled yet.
+    var isTakingOthersSaves: Bool { takingVersion != nil }
+
+    /// After the layer above took in what ``takeOthersSaves()`` handed over:
+    /// what other processes changed that it could not bring up to date replaces
+    /// ``othersChanges`` (the rest is settled), and this process's view moves to
+    /// the version they lead to, so a save may start from there.
     func keepConflicting(_ stale: [String: Set<[UInt8]>?]) {
+        guard let taken = takingVersion else { return }
+        takingVersion = nil
         var entry = RedisCommitLog.Entry(token: [])
         for (table, keys) in stale {
             if let keys { entry.touch(table, keys: keys, count: keys.count) } else { entry.touchWhole(table) }
         }
         othersChanges = entry
+        takenVersion = taken
+        // No commit ran since the take-in read the log (same thread), so this is at least
+        // the last version known; lower only when the store was replaced, and taken in whole.
+        knownVersion = taken
     }
 
     /// After the connection died with a save's reply: connects again, has the

@@ -32,7 +32,13 @@ final class RedisSubscriber: @unchecked Sendable {
         connection = RedisConnection(address: address, connectTimeout: connectTimeout, commandTimeout: .seconds(5))
     }
 
-    /// Starts the thread.
+    /// Subscribes now, on the caller's thread: the backend does so before it
+    /// reads the store's version, so no save after that read goes unheard.
+    func subscribe() throws {
+        try connection.subscribe(to: session.keys.saves, operation: "listen for other processes' saves")
+    }
+
+    /// Starts the thread, which listens on the connection ``subscribe()`` made.
     func start() {
         let thread = Thread { [self] in run() }
         thread.name = "Cabinet Redis subscriber"
@@ -60,8 +66,8 @@ final class RedisSubscriber: @unchecked Sendable {
     }
 
     private func run() {
-        var subscribed = false
-        var failures = 0
+        var subscribed = connection.isConnected
+        var failures = subscribed ? 0 : 1
         while !lock.withLock({ stopped }) {
             do {
                 if !subscribed {

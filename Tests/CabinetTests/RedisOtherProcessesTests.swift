@@ -216,6 +216,62 @@ extension RedisOtherProcessesTests {
     }
 }
 
+extension RedisOtherProcessesTests {
+    /// Another process saves while a scan is under way here, and a read inside
+    /// the scan's body would take it in: rows the scan fetched before that save
+    /// must stay what they are, stale, so that a later save of one conflicts
+    /// instead of overwriting theirs (a take-in runs before a scan, never in it).
+    @Test func aSaveHeardDuringAScanIsNotTakenInInsideIt() throws {
+        let name = TestRedis.newStoreName()
+        let (a, aBackend) = try Self.open(name)
+        let (b, _) = try Self.open(name)
+        for index in 0..<20 {
+            let song = Song(); song.title = "song \(index)"
+            b.insert(song)
+        }
+        try b.save()
+        let last = try #require(try b.fetchAll(Song.self).max { $0.rowID < $1.rowID })
+        var seen: [UInt32: Song] = [:]
+        try a.enumerate(Song.self) { song, _ in
+            seen[song.rowID] = song
+            if seen.count == 1 {
+                last.title = "changed by b during a's scan"
+                try? b.save()
+                _ = Self.waitForAnnouncement(aBackend)
+                _ = try? a.fetch(Song.self, rowID: song.rowID)   // a read inside the scan
+            }
+        }
+        let mine = try #require(seen[last.rowID])
+        mine.title = "changed by a"
+        let conflict = expectCabinetError({ try a.save() }) { $0.code == .saveConflict }
+        #expect(conflict != nil, "a's copy of the row was read before b's save")
+        let (reader, _) = try Self.open(name)
+        #expect(try reader.fetch(Song.self, rowID: last.rowID)?.title == "changed by b during a's scan")
+        reader.close(); a.close(); b.close()
+    }
+
+    /// Undo cannot put back what another process's save replaced: taking a
+    /// save in that changed a live object clears the undo history.
+    @Test func takingInAnotherProcessesSaveClearsTheUndoHistory() throws {
+        let name = TestRedis.newStoreName()
+        let (a, _) = try Self.open(name)
+        let x = Song(); x.title = "x"
+        a.insert(x)
+        try a.save()
+        x.title = "x by a"
+        try a.save()
+        #expect(a.undoManager.canUndo)
+        let (b, _) = try Self.open(name)
+        let bx = try #require(try b.fetch(Song.self, rowID: x.rowID))
+        bx.title = "x by b"
+        try b.save()
+        try a.refresh()
+        #expect(x.title == "x by b")
+        #expect(!a.undoManager.canUndo, "an undo would overwrite b's save unseen")
+        a.close(); b.close()
+    }
+}
+
 /// Another process's store and object, handed to a pool's block (`@unchecked`:
 /// only that block uses them, while the test waits for it).
 private final class OtherProcess: @unchecked Sendable {

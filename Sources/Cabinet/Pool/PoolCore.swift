@@ -189,15 +189,16 @@ final class PoolCore: Sendable {
     }
 
     /// Numbers a committed save and hands it to every subscriber. Called by the
-    /// write block's thread, one save at a time, so the numbers follow the commits.
+    /// write block's thread, one save at a time, so the numbers follow the commits,
+    /// and by the backend's thread for other processes' saves: yielded under the
+    /// lock, so subscribers get the numbers in order either way.
     func publish(_ summary: SaveSummary, fromAnotherProcess: Bool = false) {
-        let (change, subscribers) = state.withLock { state in
+        state.withLock { state in
             state.sequence += 1
             var change = StorePool.Change(sequence: state.sequence, classes: summary.classes, namedBuffers: summary.namedBuffers)
             change.isFromAnotherProcess = fromAnotherProcess
-            return (change, Array(state.subscribers.values))
+            for subscriber in state.subscribers.values { subscriber.yield(change) }
         }
-        for subscriber in subscribers { subscriber.yield(change) }
     }
 
     /// Publishes the saves of other processes, on a backend several processes

@@ -28,7 +28,7 @@ extension ObjectStore {
         }
         // The first insert since a save: row IDs after those of other processes' saves
         // announced by now (a failure to read them leaves them for the save to find).
-        if _slowPath(otherWriters != nil && !entry.metadataChanged) { try? takeInAnnouncedSaves() }
+        if _slowPath(otherWriters != nil && !entry.metadataChanged) { try? takeInAnnouncedSaves() }   // not inside a read or save
         guard let rowID = entry.takeNextRowID() else {
             // Only a damaged (or truly exhausted) metadata row gets here; insert cannot
             // throw, so the next save reports it and the object stays out of the store.

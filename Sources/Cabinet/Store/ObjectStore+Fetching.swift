@@ -244,8 +244,9 @@ extension ObjectStore {
         useDetector.enter("fetchAll(_:) or enumerate(_:_:)")
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
-        if coordinatesReads && committedReadDepth == 0 {
+        if (coordinatesReads || otherWriters != nil) && committedReadDepth == 0 {
             // A read-only store: the whole scan is one read of committed saves (it runs this again, nested).
+            // A store other processes write: their saves are taken in before the scan, never during it.
             return try readingCommittedState { try scan(type, reserve: reserve, body) }
         }
         reserve(max(entry.table.recordCount - 1, 0) + entry.inserted.count)

@@ -38,9 +38,13 @@ extension ObjectStore {
     }
 
     /// Takes in other processes' saves if one was announced (no I/O otherwise).
+    /// Not inside a save (which took them in at its start, and whose index
+    /// blocks and records read since would count as up to date), nor inside
+    /// another read (``readingCommittedState(_:)`` calls it at depth 0 only).
     @inline(__always)
     func takeInAnnouncedSaves() throws {
-        guard let shared = otherWriters, !isTakingInOthersSaves, shared.othersHaveSaved else { return }
+        guard let shared = otherWriters, !isTakingInOthersSaves, !isSaving, committedReadDepth == 0,
+              shared.othersHaveSaved else { return }
         try takeInOthersSaves(from: shared, discardingConflicts: false)
     }
 
@@ -50,6 +54,7 @@ extension ObjectStore {
         let saves = try shared.takeOthersSaves()
         var stale = StaleRows()
         var discarded = false
+        var refreshed = false
 
         /// Brings `object` up to date; false if it keeps unsaved changes (a conflict).
         func takeIn(_ object: StoredObject, of entry: ClassEntry) -> Bool {
@@ -57,6 +62,7 @@ extension ObjectStore {
             case .clean:
                 if object.hasContent { object.hasContent = false }
                 object.contentLoadFailed = false
+                refreshed = true
                 return true
             case .updated where discardingConflicts:
                 entry.updated.removeAll { $0 === object }
@@ -65,7 +71,7 @@ extension ObjectStore {
                 discarded = true
                 return true
             case .loading:
-                return true   // being read now: it reads what is there
+                return false   // being decoded from bytes read before their save: stale
             case .updated, .inserted, .deleted:
                 return false
             }
@@ -117,7 +123,8 @@ extension ObjectStore {
         }
         staleRows = stale.rows
         shared.keepConflicting(stale.rows)
-        if discarded { undoManager.removeAllActions() }
+        // An undo would put back what their save replaced, unseen by any conflict check.
+        if discarded || refreshed { undoManager.removeAllActions() }
     }
 }
 

@@ -37,9 +37,22 @@ extension ObjectStore {
     /// the only one changing its tables, runs `body` as it is.
     @inline(__always)
     func readingCommittedState<R>(_ body: () throws -> R) throws -> R {
-        if otherWriters != nil { try takeInAnnouncedSaves() }   // another process saved: not its stale content
+        if otherWriters != nil { return try readingAmongOtherWriters(body) }
         guard coordinatesReads, committedReadDepth == 0 else { return try body() }
         return try readingCommittedStateAlongsideWriter(body)
+    }
+
+    /// A read of a store other processes write too: other processes' saves
+    /// announced by now are taken in first, by the outermost read only. Never
+    /// inside one (a scan with rows fetched and not yet made objects, a list
+    /// read while its owner is decoded, a save encoding its records): what it
+    /// fetched before would count as up to date, and a later save of it would
+    /// overwrite theirs.
+    private func readingAmongOtherWriters<R>(_ body: () throws -> R) throws -> R {
+        if committedReadDepth == 0 { try takeInAnnouncedSaves() }
+        committedReadDepth += 1
+        defer { committedReadDepth -= 1 }
+        return try body()
     }
 
     private func readingCommittedStateAlongsideWriter<R>(_ body: () throws -> R) throws -> R {
