@@ -7,6 +7,11 @@
 /// An object with unsaved changes here that they changed too keeps its
 /// changes, and its save throws ``CabinetError/Code-swift.struct/saveConflict``;
 /// ``refresh(discardingConflicts:)`` settles that.
+///
+/// What the app copied out of the store is not tracked: a named buffer read,
+/// changed and set again after another process's save was taken in overwrites
+/// theirs (one set before is a conflict), as does a value read from an object
+/// and written into another.
 extension ObjectStore {
     /// Takes in other processes' saves now, without waiting for their
     /// announcement; with `discardingConflicts`, settles conflicts in their
