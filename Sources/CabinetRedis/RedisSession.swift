@@ -33,16 +33,14 @@ final class RedisSession {
     /// (``takeOthersSaves()``): behind ``knownVersion`` when a commit of this
     /// process moved past saves the layer above has not seen yet.
     var takenVersion: Int64 = 0
-    /// Tokens of saves whose reply was lost with the connection and whose fate
-    /// could not be learnt then: if the log shows one later, it is this
-    /// process's own save, not a conflict.
-    private var unresolvedTokens: Set<[UInt8]> = []
     /// What the saves of other processes this process moved past changed: a
     /// later save that writes any of it again is a conflict (this process's
     /// objects may hold what was there before them).
     private var othersChanges = RedisCommitLog.Entry(token: [])
-    /// Tokens of this process's recent saves (guarded by ``idleLock``): a save
-    /// announced with one of them is not another process's (``RedisSubscriber``).
+    /// Tokens of this process's recent saves, noted before each is sent
+    /// (guarded by ``idleLock``): a save announced, or found in the log, with one
+    /// of them is this process's own, a save whose reply was lost included. The
+    /// last 1,024 are kept, more than the log's 1,000 entries.
     private var ownTokens: Set<[UInt8]> = []
     private var ownTokenOrder: [[UInt8]] = []
 
@@ -240,7 +238,7 @@ final class RedisSession {
             guard let bytes = item.bytes, let entry = RedisCommitLog.Entry(decoding: bytes) else {
                 throw CabinetError.saveConflict(path: path, reason: "an entry of the store's log (\(keys.log)) does not decode, so what it changed is unknown")
             }
-            if unresolvedTokens.contains(entry.token) { continue }   // this process's own save, whose reply was lost
+            if isOwnToken(entry.token) { continue }   // this process's own save, whose reply was lost
             if let overlap = mine.overlap(with: entry) {
                 throw CabinetError.saveConflict(path: path, reason: overlap)
             }
@@ -338,10 +336,10 @@ final class RedisSession {
     /// server close the old connection (`CLIENT KILL ID`: a save still waiting in
     /// its input is dropped, one already run stays), then looks for the save's
     /// token in the log. `true`: the save is in; `false`: it is not, and never
-    /// will be. If that cannot be learnt, this throws; the token is kept either
-    /// way, so that a later save that finds it knows it as its own.
+    /// will be. If that cannot be learnt, this throws; its token is among this
+    /// process's own (``noteOwnToken(_:)``, before the send), so a later save
+    /// that finds it in the log knows it as its own.
     private func committedDespiteLostReply(_ token: [UInt8], killing clientID: Int64?, on connection: RedisConnection) throws -> Bool {
-        unresolvedTokens.insert(token)
         var commands: [RedisCommand] = []
         if let clientID { commands.append(RedisCommand("CLIENT", "KILL", "ID", String(clientID))) }
         // The version and the log read together (MULTI/EXEC), so they agree.
