@@ -51,6 +51,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             try TokyoCabinetTable.refuseInterruptedTransaction(path)
             return try openHandle(path: path, mode: Int32(BDBOREADER | BDBONOLCK), options: options)
         }
+        try removeSpentLog(of: path)
         return try openHandle(path: path, mode: Int32(BDBOREADER | BDBOWRITER | BDBOLCKNB), options: options)
     }
 
@@ -142,10 +143,15 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     private var isFatal: Bool { handle?.pointee.hdb?.pointee.fatal ?? false }
 
+    /// The open handle, for tests that step into Tokyo Cabinet's calls.
+    var handleForTesting: UnsafeMutablePointer<TCBDB>? { handle }
+
     func close() {
         isClosed = true
         guard let bdb = handle else { return }
         handle = nil
+        // The close rewrites the header outside a transaction, and removes the log after.
+        if !options.readOnly { TokyoCabinetOrderedTable.logHeader(of: bdb) }
         _ = tcbdbclose(bdb)
         tcbdbdel(bdb)
     }
@@ -153,7 +159,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     // MARK: TokyoCabinetFile
 
     func sync() throws {
-        guard tcbdbsync(try open()) else { throw failure("sync") }
+        let bdb = try open()
+        guard TokyoCabinetOrderedTable.withHeaderLogged(bdb, { tcbdbsync(bdb) }) else { throw failure("sync") }
     }
 
     var readingStamp: TokyoCabinetTable.ReadingStamp? { nil }
@@ -238,7 +245,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// copy and renames it over the file: whole or not at all).
     func compact() throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "compacting writes the file") }
-        guard tcbdboptimize(try open(), 0, 0, 0, -1, -1, UInt8.max) else {
+        guard TokyoCabinetOrderedTable.optimize(try open()) else {
             let error = failure("compact")
             reopenAfterFailure()
             throw error
@@ -282,9 +289,28 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     }
 
     func beginTransaction() throws {
+        try beginTransaction(headerLogged: {})
+    }
+
+    /// Begins a transaction; `headerLogged` runs once the header is logged, just
+    /// before the tree rewrites it (tests tear it there, as a kill would).
+    func beginTransaction(headerLogged: () throws -> Void) throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
         if isFatal { reopenAfterFailure() }
-        guard tcbdbtranbegin(try open()) else {
+        let bdb = try open()
+        // The tree rewrites the header before its transaction (and log) begins.
+        guard TokyoCabinetOrderedTable.logHeader(of: bdb) else {
+            let error = failure("begin transaction")
+            reopenAfterFailure()
+            throw error
+        }
+        do {
+            try headerLogged()
+        } catch {
+            TokyoCabinetOrderedTable.dropHeaderLog(of: bdb)
+            throw error
+        }
+        guard tcbdbtranbegin(bdb) else {
             let error = failure("begin transaction")
             reopenAfterFailure()
             throw error
@@ -322,12 +348,18 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         if let error { throw error }
     }
 
+    /// Rewrites the file without free space (a copy renamed over it), the
+    /// header logged while the tree rewrites it in the old file first.
+    private static func optimize(_ bdb: UnsafeMutablePointer<TCBDB>) -> Bool {
+        withHeaderLogged(bdb) { tcbdboptimize(bdb, 0, 0, 0, -1, -1, UInt8.max) }
+    }
+
     /// After a transaction in which a write failed, the hash file under the tree
     /// may keep a wrong bucket even once rolled back (see TokyoCabinetTable): its
     /// records are right, so the file is rewritten from them. Best effort; the
     /// next failed read says so if it did not work.
     private func rebuildAfterFailedWrite() {
-        guard let bdb = handle, tcbdboptimize(bdb, 0, 0, 0, -1, -1, UInt8.max) else {
+        guard let bdb = handle, TokyoCabinetOrderedTable.optimize(bdb) else {
             reopenAfterFailure()
             return
         }
