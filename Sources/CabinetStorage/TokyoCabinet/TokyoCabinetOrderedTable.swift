@@ -35,6 +35,11 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         // header back with the rest): Tokyo Cabinet may have changed what it could
         // not log, so the rollback cannot be trusted; the owner rebuilds the file.
         isDamaged = !options.readOnly && TokyoCabinetTable.hadFailedWrite(path)
+        if !options.readOnly {
+            // A kill's leftovers in the log, settled before Tokyo Cabinet's open reads it.
+            try TokyoCabinetLog.trimCutEntry(ofTable: path)
+            if try TokyoCabinetOrderedTable.removeSpentLog(of: path) { isDamaged = true }
+        }
         handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
     }
 
@@ -51,7 +56,6 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             try TokyoCabinetTable.refuseInterruptedTransaction(path)
             return try openHandle(path: path, mode: Int32(BDBOREADER | BDBONOLCK), options: options)
         }
-        try removeSpentLog(of: path)
         return try openHandle(path: path, mode: Int32(BDBOREADER | BDBOWRITER | BDBOLCKNB), options: options)
     }
 
@@ -146,12 +150,17 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// The open handle, for tests that step into Tokyo Cabinet's calls.
     var handleForTesting: UnsafeMutablePointer<TCBDB>? { handle }
 
+    /// Runs while the header is logged, just before Tokyo Cabinet rewrites it
+    /// outside a transaction (a begin, a sync, an optimize, a close): tests tear
+    /// the header there, as a kill would, and take the files as a kill leaves them.
+    var whileHeaderLogged: (() throws -> Void)?
+
     func close() {
         isClosed = true
         guard let bdb = handle else { return }
         handle = nil
         // The close rewrites the header outside a transaction, and removes the log after.
-        if !options.readOnly { TokyoCabinetOrderedTable.logHeader(of: bdb) }
+        if !options.readOnly && TokyoCabinetOrderedTable.logHeader(of: bdb) { try? whileHeaderLogged?() }
         _ = tcbdbclose(bdb)
         tcbdbdel(bdb)
     }
@@ -160,7 +169,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     func sync() throws {
         let bdb = try open()
-        guard TokyoCabinetOrderedTable.withHeaderLogged(bdb, { tcbdbsync(bdb) }) else { throw failure("sync") }
+        guard try withHeaderLogged(bdb, { tcbdbsync(bdb) }) else { throw failure("sync") }
     }
 
     var readingStamp: TokyoCabinetTable.ReadingStamp? { nil }
@@ -245,7 +254,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// copy and renames it over the file: whole or not at all).
     func compact() throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "compacting writes the file") }
-        guard TokyoCabinetOrderedTable.optimize(try open()) else {
+        guard try optimize(try open()) else {
             let error = failure("compact")
             reopenAfterFailure()
             throw error
@@ -289,12 +298,6 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     }
 
     func beginTransaction() throws {
-        try beginTransaction(headerLogged: {})
-    }
-
-    /// Begins a transaction; `headerLogged` runs once the header is logged, just
-    /// before the tree rewrites it (tests tear it there, as a kill would).
-    func beginTransaction(headerLogged: () throws -> Void) throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
         if isFatal { reopenAfterFailure() }
         let bdb = try open()
@@ -305,7 +308,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             throw error
         }
         do {
-            try headerLogged()
+            try whileHeaderLogged?()
         } catch {
             TokyoCabinetOrderedTable.dropHeaderLog(of: bdb)
             throw error
@@ -350,8 +353,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     /// Rewrites the file without free space (a copy renamed over it), the
     /// header logged while the tree rewrites it in the old file first.
-    private static func optimize(_ bdb: UnsafeMutablePointer<TCBDB>) -> Bool {
-        withHeaderLogged(bdb) { tcbdboptimize(bdb, 0, 0, 0, -1, -1, UInt8.max) }
+    private func optimize(_ bdb: UnsafeMutablePointer<TCBDB>) throws -> Bool {
+        try withHeaderLogged(bdb) { tcbdboptimize(bdb, 0, 0, 0, -1, -1, UInt8.max) }
     }
 
     /// After a transaction in which a write failed, the hash file under the tree
@@ -359,7 +362,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// records are right, so the file is rewritten from them. Best effort; the
     /// next failed read says so if it did not work.
     private func rebuildAfterFailedWrite() {
-        guard let bdb = handle, TokyoCabinetOrderedTable.optimize(bdb) else {
+        guard let bdb = handle, (try? optimize(bdb)) == true else {
             reopenAfterFailure()
             return
         }

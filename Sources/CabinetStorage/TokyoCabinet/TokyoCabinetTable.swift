@@ -104,6 +104,8 @@ final class TokyoCabinetTable: StorageTable {
             throw CabinetError.readOnly(path: path, reason: "the file does not exist, and a read-only store cannot create it")
         }
         guard options.readOnly else {
+            // A log a kill cut short, settled before Tokyo Cabinet's rollback reads it.
+            try TokyoCabinetLog.trimCutEntry(ofTable: path)
             return try openHandle(path: path, mode: Int32(HDBOREADER | HDBOWRITER | HDBOLCKNB), options: options, tuning: nil)
         }
         // A reader: without Tokyo Cabinet's lock, which the writer holds (see TokyoCabinetTable+Reading).
