@@ -1,3 +1,4 @@
+import CTokyoCabinet
 import Foundation
 
 /// A Tokyo Cabinet file's write-ahead log (`<file>.wal`), as `tchdb.c` writes it:
@@ -60,5 +61,20 @@ enum TokyoCabinetLog {
         // before the transaction changes the file): emptied, as a commit leaves it.
         guard let whole = wholeLength(of: bytes), whole < bytes.count else { return }
         guard ftruncate(fd, off_t(whole)) == 0 else { throw DirectoryFiles.failure("truncate", log) }
+    }
+
+    /// After `tchdbtranabort` the file's header is the one the log held, whose
+    /// "open" flag Tokyo Cabinet clears before it logs it, though this writer still
+    /// has the file open. Set again: a writer killed later in its close, while it
+    /// saves the free-block pool, leaves a file the next open does not load that
+    /// half-written pool from (with the flag clear it would, and hand out live
+    /// records as free space). The log, spent, is emptied, so that readers do not
+    /// take it for a killed writer's transaction.
+    static func settleAfterRollback(_ hdb: UnsafeMutablePointer<TCHDB>) {
+        guard hdb.pointee.fd >= 0, let map = hdb.pointee.map else { return }
+        if hdb.pointee.walfd >= 0 { _ = ftruncate(hdb.pointee.walfd, 0) }
+        let flags = UnsafeMutableRawPointer(map).advanced(by: TokyoCabinetDirectory.flagsOffset)
+        flags.storeBytes(of: flags.load(as: UInt8.self) | TokyoCabinetDirectory.openFlag, as: UInt8.self)
+        hdb.pointee.flags |= TokyoCabinetDirectory.openFlag
     }
 }

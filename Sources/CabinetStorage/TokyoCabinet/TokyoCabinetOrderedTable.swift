@@ -346,6 +346,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         let writeFailed = isFatal
         let aborted = tcbdbtranabort(bdb)
         let error = aborted ? nil : failure("abort transaction")
+        // Tokyo Cabinet voids the transaction and keeps its log (the header): spent, emptied for readers.
+        if aborted && !isFatal { TokyoCabinetOrderedTable.dropHeaderLog(of: bdb) }
         if !aborted || isFatal { reopenAfterFailure() }
         if writeFailed { rebuildAfterFailedWrite() }
         if let error { throw error }

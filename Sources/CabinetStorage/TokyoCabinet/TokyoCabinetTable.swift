@@ -390,6 +390,7 @@ final class TokyoCabinetTable: StorageTable {
         let writeFailed = hdb.pointee.fatal
         let aborted = tchdbtranabort(hdb)
         let error = aborted ? nil : failure("abort transaction")
+        if aborted && !isFatal { TokyoCabinetLog.settleAfterRollback(hdb) }
         if !aborted || isFatal { reopenAfterFailure() }
         if writeFailed { repairIndexAfterFailedTransaction() }
         if let error { throw error }
