@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
-.PHONY: all deps service-deps build demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
+.PHONY: all deps service-deps build tools install package-graph demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
 
 all: build
 
@@ -15,6 +15,23 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The tools are a package of their own (Tools/: the `cabinet` command, the speed
+# test, GRDB and the argument parser), so the library's users fetch none of them.
+TOOLS := --package-path Tools
+tools: deps
+	$(SWIFT) build $(TOOLS) --product cabinet
+
+# Installs the `cabinet` command: make install PREFIX=/usr/local (the default).
+PREFIX ?= /usr/local
+install: deps
+	$(SWIFT) build -c release $(TOOLS) --product cabinet
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 755 "$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/cabinet" "$(DESTDIR)$(PREFIX)/bin/cabinet"
+
+# A package that depends on the Cabinet library fetches swift-log and nothing else.
+package-graph:
+	Tools/check-package-graph.sh
+
 demo: deps
 	$(SWIFT) build -c release --product playlists
 	$(SWIFT) build -c release --product ReadmeExample
@@ -24,24 +41,28 @@ demo: deps
 	$(SWIFT) build -c release --product RedisExample
 	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)"
 
-test: deps
+# Every test is a Swift Testing one: XCTest's runner, which would report "Executed
+# 0 tests" first, is left out.
+test: deps package-graph
+	$(SWIFT) build $(TOOLS) --build-tests
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	$(SWIFT) test --disable-xctest
+	$(SWIFT) test $(TOOLS) --skip-build --disable-xctest
 
 # The whole suite under AddressSanitizer (use after free, double free, overflow),
 # helpers included, in a scratch path of its own. LeakSanitizer runs too; the
 # suppressions file names the one leak it allows (XCTest's runner, at exit).
 ASAN_SCRATCH ?= .build-asan
-asan: deps
+asan: deps tools
 	@bash -c 'set -o pipefail; $(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_SCRATCH) 2>&1 | grep -v "Cannot export local symbol .__asan"'
 	CABINET_SANITIZED=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt \
-	  $(SWIFT) test --sanitize=address --scratch-path $(ASAN_SCRATCH)
+	  $(SWIFT) test --disable-xctest --sanitize=address --scratch-path $(ASAN_SCRATCH)
 
 # The whole suite under ThreadSanitizer (data races), in a scratch path of its own.
 TSAN_SCRATCH ?= .build-tsan
-tsan: deps
+tsan: deps tools
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
-	CABINET_SANITIZED=1 $(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	CABINET_SANITIZED=1 $(SWIFT) test --disable-xctest --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
 # 1,000 SIGKILLs of a process saving across three files (make test runs 100).
 torture: deps
@@ -50,7 +71,7 @@ torture: deps
 
 # Every operation that writes, killed before each of its file-changing system
 # calls and failed at each of them (make test runs a subset); docs/CRASHPOINTS.md.
-crashpoints: deps
+crashpoints: deps tools
 	$(SWIFT) build --build-tests
 	CABINET_KILLPOINTS=all $(SWIFT) test --filter KillPointTests
 
@@ -76,24 +97,24 @@ fuzz: deps
 
 # The full comparison at BNRPersistence's sizes (several minutes); see BENCHMARKS.md.
 speedtest: deps
-	$(SWIFT) build -c release --product speedtest
-	"$$($(SWIFT) build -c release --show-bin-path)/speedtest"
+	$(SWIFT) build -c release $(TOOLS) --product speedtest
+	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest"
 
 speedtest-quick: deps
-	$(SWIFT) build -c release --product speedtest
-	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --quick
+	$(SWIFT) build -c release $(TOOLS) --product speedtest
+	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" --quick
 
 # Linear growth: 10M songs against the 1M run, and enumerate's memory at 10M.
 speedtest-10m: deps
-	$(SWIFT) build -c release --product speedtest
-	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --repeat 1 --engines cabinet tc-raw \
+	$(SWIFT) build -c release $(TOOLS) --product speedtest
+	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" --repeat 1 --engines cabinet tc-raw \
 	  --workloads simple-insert simple-fetch simple-enumerate --songs 10000000
 
 # Cabinet on a Redis server against the raw hiredis floor (issue 11; BENCHMARKS.md,
 # "On a Redis server"); the run starts its own redis-server on a loopback port.
 speedtest-redis: deps
-	$(SWIFT) build -c release --product speedtest
-	"$$($(SWIFT) build -c release --show-bin-path)/speedtest" --engines cabinet tc-raw cabinet-redis redis-raw redis-per-object \
+	$(SWIFT) build -c release $(TOOLS) --product speedtest
+	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" --engines cabinet tc-raw cabinet-redis redis-raw redis-per-object \
 	  --workloads simple-insert simple-fetch simple-enumerate simple-update complex-insert complex-fetch complex-faults named-buffer
 
 # The notes service (Examples/NotesService, its own package: Hummingbird is built
@@ -110,4 +131,4 @@ service-bench: service-deps
 	Tools/service-bench.sh
 
 clean:
-	rm -rf .build .build-asan .build-tsan Examples/NotesService/.build
+	rm -rf .build .build-asan .build-tsan Tools/.build Examples/NotesService/.build

@@ -10,18 +10,18 @@ let package = Package(
         // Stores on a Redis server or cluster (RedisBackend), through hiredis: its own
         // product, so the Cabinet library neither links nor needs libhiredis.
         .library(name: "CabinetRedis", targets: ["CabinetRedis"]),
+        // The C modules, for the tools' package (Tools/: the speed test's raw engines).
+        .library(name: "CTokyoCabinet", targets: ["CTokyoCabinet"]),
+        .library(name: "CHiredis", targets: ["CHiredis"]),
         .executable(name: "playlists", targets: ["Playlists"]),
-        .executable(name: "speedtest", targets: ["speedtest"]),
-        .executable(name: "cabinet", targets: ["CabinetTool"]),
         // The kill-point harness's LD_PRELOAD shim (docs/CRASHPOINTS.md).
         .library(name: "KillPointShim", type: .dynamic, targets: ["KillPointShim"]),
     ],
     dependencies: [
-        // The library's one dependency: where a store reports what it cannot throw (fault errors, recoveries).
+        // The package's one dependency: where a store reports what it cannot throw (fault errors, recoveries).
+        // The tools (the `cabinet` command, the speed test) and their GRDB and argument
+        // parser are a package of their own, Tools/, so nobody who depends on Cabinet fetches them.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        // For the tools only (the speed test's comparator, the command lines). The Cabinet library depends on neither.
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -80,31 +80,6 @@ let package = Package(
             name: "QueriesExample",
             dependencies: ["Cabinet"],
             path: "Examples/Queries"
-        ),
-        .target(
-            name: "SpeedTestKit",
-            dependencies: ["Cabinet", "CabinetRedis", "CHiredis", "CTokyoCabinet", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Tools/SpeedTestKit"
-        ),
-        .executableTarget(
-            name: "speedtest",
-            dependencies: ["SpeedTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Tools/speedtest"
-        ),
-        // What one small StorePool write block costs, against a plain store's save (BENCHMARKS.md).
-        .executableTarget(
-            name: "poolbench",
-            dependencies: ["Cabinet", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Tools/poolbench"
-        ),
-        .executableTarget(
-            name: "CabinetTool",
-            dependencies: ["Cabinet", "CabinetRedis", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Tools/cabinet"
-        ),
-        .testTarget(
-            name: "SpeedTestKitTests",
-            dependencies: ["SpeedTestKit"]
         ),
         // A second process for the locking tests: opens a store and holds it.
         .executableTarget(

@@ -5,7 +5,7 @@
 #
 #   Tools/callgrind-workloads.sh BIN OUT [workloads...]
 #
-# BIN: a release speedtest (swift build -c release --product speedtest); OUT: a
+# BIN: a release speedtest (swift build -c release --package-path Tools --product speedtest); OUT: a
 # folder for the callgrind files. simple-update runs on the complex store, so it
 # gets 200,000 songs there; the complex workloads get 20,000.
 set -euo pipefail

@@ -6,8 +6,9 @@ set -euo pipefail
 bin="$1"
 
 echo "== The README example (store: /tmp/music)"
-# Start from an empty /tmp/music, but only remove one that holds nothing but a Cabinet store.
-if [ -d /tmp/music ] && [ -z "$(ls -A /tmp/music | grep -v -x -e Song -e Playlist -e .cabinet-lock)" ]; then
+# Start from an empty /tmp/music, but only remove one that holds nothing but a Cabinet store
+# (its class files and their logs, and the store's own dot files: lock, format, catalog, commit lock).
+if [ -d /tmp/music ] && [ -z "$(ls -A /tmp/music | grep -v -x -E -e '(Song|Playlist)(\.wal)?' -e '\.cabinet-[a-z]+')" ]; then
   rm -rf /tmp/music
 fi
 "$bin/ReadmeExample"

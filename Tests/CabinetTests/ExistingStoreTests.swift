@@ -5,7 +5,7 @@ import Testing
 /// Maintenance never makes a store out of a path that is not one, and `verify`
 /// names every file of a store directory that should be a class file and is not.
 @Suite struct ExistingStoreTests {
-    private let tool = buildProductsDirectory + "/cabinet"
+    private let tool = cabinetToolPath
 
     private func makeStore() throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()

@@ -89,7 +89,7 @@ import Testing
         let verify = try StoreVerifier.verify(path: path)
         #expect(verify.contains { $0.location.file.hasSuffix("Track.index") })
 
-        let tool = buildProductsDirectory + "/cabinet"
+        let tool = cabinetToolPath
         let reindex = try run(tool, ["reindex", path, "Track"])
         #expect(reindex.status == 0 && reindex.output.contains("Track.index"))
         #expect(try run(tool, ["reindex", path, "Nothing"]).output.contains("no index file"))

@@ -104,7 +104,7 @@ final class KillPointHarness {
         guard let tool = testCase.tool else {
             return (KillPointHarness.child, ["run", testCase.scenario, work] + (retry ? ["--retry"] : []))
         }
-        return (KillPointHarness.products + "/cabinet", tool.map {
+        return (cabinetToolPath, tool.map {
             $0.replacingOccurrences(of: "{store}", with: work + "/store").replacingOccurrences(of: "{backup}", with: work + "/backup")
         })
     }

@@ -9,7 +9,7 @@ import TortureModels
 /// tool, read it. Each save moves 1 from Left to Right (they add up to 1,000)
 /// and appends a Receipt whose serial counts the receipts.
 @Suite struct LiveStoreTests {
-    private let tool = buildProductsDirectory + "/cabinet"
+    private let tool = cabinetToolPath
 
     /// Checks one read of the store: the balances add up, the receipts run 1…N
     /// whole, and the last one carries Left's balance. Returns N.

@@ -105,7 +105,7 @@ import Testing
 
     @Test func theCommandLineToolReportsDamageWithItsExitStatus() throws {
         let directory = try makeStore(format: .plain)
-        let tool = buildProductsDirectory + "/cabinet"
+        let tool = cabinetToolPath
         let info = try run(tool, ["info", directory.path])
         #expect(info.status == 0 && info.output.contains("Song") && info.output.contains("cabinet"))
         #expect(try run(tool, ["verify", directory.path]).status == 0)

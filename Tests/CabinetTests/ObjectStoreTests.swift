@@ -310,6 +310,22 @@ import Testing
         store.close()
     }
 
+    @Test func aListOfClassesRegistersEachOfThem() throws {
+        let fixture = try StoreFixture(.tokyoCabinet)
+        let store = try ObjectStore(path: fixture.storePath)
+        let model: [StoredObject.Type] = [Song.self, Playlist.self]
+        try store.register(model)
+        let song = Song(); song.title = "listed"
+        let list = Playlist(); list.songs = [song]
+        store.insert(song); store.insert(list)
+        try store.save()
+        store.close()
+        let reopened = try ObjectStore(path: fixture.storePath)
+        defer { reopened.close() }
+        try reopened.register([Song.self, Playlist.self, Song.self])   // again, and twice: nothing more happens
+        #expect(try reopened.fetchAll(Playlist.self).first?.songs.map(\.title) == ["listed"])
+    }
+
     @Test(arguments: BackendKind.allCases)
     func aReferenceToAnUninsertedObjectFailsTheWholeSave(_ kind: BackendKind) throws {
         let fixture = try StoreFixture(kind)
@@ -322,6 +338,9 @@ import Testing
             return location.className == "Playlist" && location.rowID == list.rowID && target == "Song"
         }
         #expect(error != nil)
+        #expect(error.map { "\($0)".contains("refers to a Song that was never inserted") } == true)
+        #expect(CabinetError.referenceToUninsertedObject(RecordLocation(file: "f", className: "Book", rowID: 2), targetClass: "Author")
+            .description.contains("refers to an Author that"))
         #expect(store.hasUnsavedChanges, "changes stay pending after a failed save")
         #expect(try store.count(of: Song.self) == 0, "nothing of the failed save is on disk")
         store.insert(stray)

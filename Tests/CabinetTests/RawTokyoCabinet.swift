@@ -65,6 +65,14 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
+/// The `cabinet` command, which the tools' own package builds (Tools/; `make test`
+/// builds it before the tests): `CABINET_TOOL`, or Tools/.build/debug/cabinet.
+var cabinetToolPath: String {
+    if let path = ProcessInfo.processInfo.environment["CABINET_TOOL"], !path.isEmpty { return path }
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return repository.path + "/Tools/.build/debug/cabinet"
+}
+
 /// The directory of the build products (where the test helper executables are).
 var buildProductsDirectory: String {
     let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

@@ -27,7 +27,7 @@ import Testing
         try Data("half".utf8).write(to: URL(fileURLWithPath: directory.path + "/.cabinet-journal.tmp"))
         let before = try DirectorySnapshot(directory.path)
         #expect(try readEverything(directory.path) == ["s0", "s1"])
-        let tool = buildProductsDirectory + "/cabinet"
+        let tool = cabinetToolPath
         #expect(try run(tool, ["verify", directory.path]).status == 0)
         #expect(try run(tool, ["info", directory.path]).status == 0)
         _ = try StoreInfo(path: directory.path)
@@ -39,7 +39,7 @@ import Testing
         try makeReadOnly(directory.path)
         defer { makeWritable(directory.path) }
         let before = try DirectorySnapshot(directory.path)
-        let tool = buildProductsDirectory + "/cabinet"
+        let tool = cabinetToolPath
         let verify = try runAsReader(tool, ["verify", directory.path])
         #expect(verify.status == 0 && verify.output.contains("no damage found"), "\(verify.output)")
         let info = try runAsReader(tool, ["info", directory.path])
@@ -108,7 +108,7 @@ import Testing
             return reason.contains("Song.wal")
         }
         #expect(error != nil)
-        let tool = buildProductsDirectory + "/cabinet"
+        let tool = cabinetToolPath
         let verify = try run(tool, ["verify", directory.path])
         #expect(verify.status == 1 && verify.output.contains("Song.wal") && verify.output.contains("did not finish"), "\(verify.output)")
         #expect(verify.output.contains("open the store writable once"))

@@ -287,7 +287,7 @@ extension RedisBackendTests {
         try original.save()
         original.close()
 
-        let tool = buildProductsDirectory + "/cabinet"
+        let tool = cabinetToolPath
         let url = TestRedis.url + "/" + TestRedis.newStoreName()
         let copy = try run(tool, ["copy", directory.path + "/music", url])
         #expect(copy.status == 0 && copy.output.contains("Copied"), "\(copy.output)")

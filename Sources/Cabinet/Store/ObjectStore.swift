@@ -249,6 +249,17 @@ public final class ObjectStore {
         for type in types { try register(type) }
     }
 
+    /// Registers every class of a list, for a model built at run time; see
+    /// ``register(_:)-(StoredObject.Type...)``.
+    ///
+    /// ```swift
+    /// let model: [StoredObject.Type] = [Song.self, Playlist.self]
+    /// try store.register(model)
+    /// ```
+    public func register(_ types: [StoredObject.Type]) throws {
+        for type in types { try register(type) }
+    }
+
     /// Registers one class; see ``register(_:)-(StoredObject.Type...)``.
     public func register(_ type: StoredObject.Type) throws {
         useDetector.enter("register(_:)")

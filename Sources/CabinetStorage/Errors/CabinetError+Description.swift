@@ -44,7 +44,8 @@ extension CabinetError {
         case .tooManyClasses:
             return "Cabinet: cannot register \(className): the store already has \(limit ?? 0) classes, the most a class ID can name. Keep further classes in another store."
         case .referenceToUninsertedObject:
-            return "Cabinet: the object at \(l) refers to a \(targetClass ?? "?") that was never inserted. Insert it (store.insert(_:)) before saving."
+            let target = targetClass ?? "object"
+            return "Cabinet: the object at \(l) refers to \(CabinetError.indefiniteArticle(before: target)) \(target) that was never inserted. Insert it (store.insert(_:)) before saving."
         case .unloadedObjectModified:
             return "Cabinet: the object at \(l) was changed but its stored content could not be loaded; saving it would overwrite the damaged record. Fetch it again with store.fetch to see the error."
         case .staleList:
@@ -81,5 +82,13 @@ extension CabinetError {
             let place = location.map { " at \($0)" } ?? self.path.map { " in the store '\($0)'" } ?? ""
             return "Cabinet: \(code)\(place)" + (self.reason.map { ": \($0)." } ?? ".")
         }
+    }
+}
+
+extension CabinetError {
+    /// "a" or "an" before a class name, by its first letter: "an Author", "a Song".
+    static func indefiniteArticle(before word: String) -> String {
+        guard let first = word.first else { return "a" }
+        return "AEIOUaeiou".contains(first) ? "an" : "a"
     }
 }

@@ -1,0 +1,62 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The command-line tools, in a package of their own so that a package depending
+// on the Cabinet library fetches and builds neither GRDB nor swift-argument-parser:
+//
+//   cabinet     look after a store: info, verify, backup, restore, copy, compact, reindex
+//   speedtest   Cabinet against GRDB, raw Tokyo Cabinet and Redis (BENCHMARKS.md)
+//   poolbench   what one small StorePool write block costs
+//
+// `make install PREFIX=/usr/local` installs `cabinet`; `make speedtest` runs the speed test.
+let package = Package(
+    name: "CabinetTools",
+    products: [
+        .executable(name: "cabinet", targets: ["CabinetTool"]),
+        .executable(name: "speedtest", targets: ["speedtest"]),
+        .executable(name: "poolbench", targets: ["poolbench"]),
+    ],
+    dependencies: [
+        .package(name: "Cabinet", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "SpeedTestKit",
+            dependencies: [
+                .product(name: "Cabinet", package: "Cabinet"),
+                .product(name: "CabinetRedis", package: "Cabinet"),
+                .product(name: "CTokyoCabinet", package: "Cabinet"),
+                .product(name: "CHiredis", package: "Cabinet"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "SpeedTestKit"
+        ),
+        .executableTarget(
+            name: "speedtest",
+            dependencies: ["SpeedTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "speedtest"
+        ),
+        .executableTarget(
+            name: "poolbench",
+            dependencies: [.product(name: "Cabinet", package: "Cabinet"), .product(name: "GRDB", package: "GRDB.swift")],
+            path: "poolbench"
+        ),
+        .executableTarget(
+            name: "CabinetTool",
+            dependencies: [
+                .product(name: "Cabinet", package: "Cabinet"),
+                .product(name: "CabinetRedis", package: "Cabinet"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "cabinet"
+        ),
+        .testTarget(
+            name: "SpeedTestKitTests",
+            dependencies: ["SpeedTestKit"],
+            path: "Tests/SpeedTestKitTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
