@@ -52,17 +52,23 @@ test: deps package-graph
 # The whole suite under AddressSanitizer (use after free, double free, overflow),
 # helpers included, in a scratch path of its own. LeakSanitizer runs too; the
 # suppressions file names the one leak it allows (XCTest's runner, at exit).
+# The `cabinet` command the tests run is built with the same sanitizer, in the
+# tools' package (the kill-point shim, built with it, is preloaded into it).
 ASAN_SCRATCH ?= .build-asan
-asan: deps tools
+asan: deps
 	@bash -c 'set -o pipefail; $(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_SCRATCH) 2>&1 | grep -v "Cannot export local symbol .__asan"'
+	@bash -c 'set -o pipefail; $(SWIFT) build $(TOOLS) --product cabinet --sanitize=address --scratch-path Tools/$(ASAN_SCRATCH) 2>&1 | grep -v "Cannot export local symbol .__asan"'
 	CABINET_SANITIZED=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt \
+	  CABINET_TOOL="$$($(SWIFT) build $(TOOLS) --sanitize=address --scratch-path Tools/$(ASAN_SCRATCH) --show-bin-path)/cabinet" \
 	  $(SWIFT) test --disable-xctest --sanitize=address --scratch-path $(ASAN_SCRATCH)
 
 # The whole suite under ThreadSanitizer (data races), in a scratch path of its own.
 TSAN_SCRATCH ?= .build-tsan
-tsan: deps tools
+tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
-	CABINET_SANITIZED=1 $(SWIFT) test --disable-xctest --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	$(SWIFT) build $(TOOLS) --product cabinet --sanitize=thread --scratch-path Tools/$(TSAN_SCRATCH)
+	CABINET_SANITIZED=1 CABINET_TOOL="$$($(SWIFT) build $(TOOLS) --sanitize=thread --scratch-path Tools/$(TSAN_SCRATCH) --show-bin-path)/cabinet" \
+	  $(SWIFT) test --disable-xctest --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
 # 1,000 SIGKILLs of a process saving across three files (make test runs 100).
 torture: deps
@@ -131,4 +137,4 @@ service-bench: service-deps
 	Tools/service-bench.sh
 
 clean:
-	rm -rf .build .build-asan .build-tsan Tools/.build Examples/NotesService/.build
+	rm -rf .build .build-asan .build-tsan Tools/.build Tools/.build-asan Tools/.build-tsan Examples/NotesService/.build

@@ -52,7 +52,9 @@ import Testing
         try store.backup(to: destination)
         song.title = "after the backup"             // the store goes on being used
         try store.save()
-        #expect(throws: CabinetError.self) { try store.backup(to: destination) }   // not empty any more
+        // Not empty any more: refused, saying why and what to do (not "check the permissions").
+        let refusal = expectCabinetError({ try store.backup(to: destination) }) { $0.code == .cannotAccessDirectory }
+        #expect(refusal.map { "\($0)".contains("it is not empty, and a backup goes into a new or empty directory; choose another") && !"\($0)".contains("permissions") } == true)
         store.close()
 
         let copy = try ObjectStore(path: destination)

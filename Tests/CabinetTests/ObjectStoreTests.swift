@@ -310,6 +310,37 @@ import Testing
         store.close()
     }
 
+    @Test func insertingAnObjectOfAnUnregisteredClassRegistersIt() throws {
+        let fixture = try StoreFixture(.tokyoCabinet)
+        let store = try ObjectStore(path: fixture.storePath)
+        let song = Song(); song.title = "unannounced"
+        store.insert(song)   // Song was never registered: it is now
+        #expect(song.rowID > 0)
+        try store.save()
+        store.close()
+        let reopened = try fixture.open(Song.self)
+        defer { reopened.close() }
+        #expect(try reopened.fetchAll(Song.self).map(\.title) == ["unannounced"])
+    }
+
+    /// A pool's blocks cannot register a class (the pool's class list is fixed): the
+    /// object stays out, and the block's save says why instead of stopping the program.
+    @Test func aPoolBlockInsertingAnUnlistedClassFailsItsSave() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try StorePool(path: directory.path + "/store", classes: [Playlist.self])
+        let error = await #expect(throws: CabinetError.self) {
+            try await pool.write { store in
+                let song = Song(); song.title = "not in the pool's classes"
+                store.insert(song)
+                try store.save()
+            }
+        }
+        #expect(error.map { "\($0)".contains("cannot register Song") } == true, "\(String(describing: error))")
+        let count = try await pool.read { store in try store.count(of: Playlist.self) }
+        #expect(count == 0)
+        try await pool.close()
+    }
+
     @Test func aListOfClassesRegistersEachOfThem() throws {
         let fixture = try StoreFixture(.tokyoCabinet)
         let store = try ObjectStore(path: fixture.storePath)

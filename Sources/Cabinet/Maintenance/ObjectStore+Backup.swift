@@ -66,7 +66,7 @@ extension ObjectStore {
     public static func restore(from backup: String, to path: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CabinetError.cannotAccessDirectory(path: backup, reason: "there is no backup directory there")
+            throw CabinetError.cannotAccessDirectory(path: backup, reason: "there is no backup directory there; check the path")
         }
         var reading = TokyoCabinetBackend.Options()
         reading.readOnly = true

@@ -7,10 +7,13 @@ extension ObjectStore {
     /// store.insert(song)
     /// ```
     /// Inserting an object that is already in this store does nothing (or,
-    /// if it was deleted and not yet saved, keeps it). The object's class must
-    /// be registered; inserting an object of an unregistered class, or one that
-    /// belongs to another store, into a closed store or during ``save()``
-    /// (from a `write(to:)`), is a programming error and stops the program.
+    /// if it was deleted and not yet saved, keeps it). An object of a class not
+    /// registered yet registers it, as ``register(_:)-(StoredObject.Type)`` would;
+    /// if that fails (a damaged class file, a `StorePool` block, which cannot
+    /// register), the object stays out of the store and the next ``save()`` throws
+    /// the error. Inserting an object that belongs to another store, into a closed
+    /// store or during ``save()`` (from a `write(to:)`), is a programming error
+    /// and stops the program.
     public func insert(_ object: StoredObject) {
         useDetector.enter("insert(_:)")
         defer { useDetector.leave() }
@@ -23,9 +26,7 @@ extension ObjectStore {
             }
             return
         }
-        guard let entry = entry(for: type(of: object)) else {
-            fatalError("Cabinet: \(type(of: object)) is not registered with this store; call store.register(\(type(of: object)).self) first")
-        }
+        guard let entry = entry(for: type(of: object)) ?? registeredOnInsert(type(of: object)) else { return }
         // The first insert since a save: row IDs after those of other processes' saves
         // announced by now (a failure to read them leaves them for the save to find).
         if _slowPath(otherWriters != nil && !entry.metadataChanged) { try? takeInAnnouncedSaves() }   // not inside a read or save
@@ -134,5 +135,21 @@ extension ObjectStore {
             fatalError("Cabinet: this \(type(of: object)) (row \(object.rowID)) is a fault of a closed store: its content was never loaded, so there is nothing to insert")
         }
         fatalError("Cabinet: this \(type(of: object)) belongs to another store")
+    }
+
+    /// The entry of a class registered by inserting one of its objects. If the
+    /// registration fails, insert cannot throw: the next save does.
+    private func registeredOnInsert(_ type: StoredObject.Type) -> ClassEntry? {
+        do {
+            try register(type)
+            return entry(for: type)
+        } catch let error as CabinetError {
+            if deferredSaveError == nil { deferredSaveError = error }
+        } catch {
+            if deferredSaveError == nil {
+                deferredSaveError = .classConflict(className: String(describing: type), reason: "it could not be registered when one of its objects was inserted: \(error)")
+            }
+        }
+        return nil
     }
 }

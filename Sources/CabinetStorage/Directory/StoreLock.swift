@@ -49,7 +49,7 @@ final class StoreLock {
         // O_NOFOLLOW: the lock and every file opened beside it are in this directory, not where a link points.
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
-            let reason = "cannot open it: \(String(cString: strerror(errno)))"
+            let reason = "cannot open it: \(String(cString: strerror(errno))); check the path and its permissions"
             var status = stat()
             let isLink = lstat(directory, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK
             throw CabinetError.cannotAccessDirectory(path: directory, reason: isLink ? "it is a symbolic link; pass the directory it points to" : reason)

@@ -14,7 +14,8 @@ extension CabinetError {
         case .notADirectory:
             return "Cabinet: '\(path)' is a file, not a store directory. Pass the path of a directory (it is created if missing)."
         case .cannotAccessDirectory:
-            return "Cabinet: cannot use the store directory '\(path)': \(reason). Check the path and its permissions."
+            // The reason says what to do: an access problem's adds "check the path and its permissions".
+            return "Cabinet: cannot use the directory '\(path)': \(reason)."
         case .storeLocked:
             return "Cabinet: the store '\(path)' is locked by \(pid.map { "process \($0)" } ?? "another process"). Close it there first, or open a copy."
         case .notADatabase:

@@ -20,7 +20,7 @@ extension TokyoCabinetBackend {
     /// could pass for a store. `source` is only read.
     package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String) throws {
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: destination), !existing.isEmpty {
-            throw CabinetError.cannotAccessDirectory(path: destination, reason: "a backup needs a new or empty directory")
+            throw CabinetError.cannotAccessDirectory(path: destination, reason: "it is not empty, and a backup goes into a new or empty directory; choose another, or empty this one")
         }
         let url = URL(fileURLWithPath: destination)
         let parent = url.deletingLastPathComponent().path

@@ -25,7 +25,7 @@ extension TokyoCabinetBackend {
                 do {
                     try FileManager.default.removeItem(atPath: path)
                 } catch {
-                    throw CabinetError.cannotAccessDirectory(path: directory, reason: "cannot remove an interrupted restore's copy '\(path)': \(error.localizedDescription)")
+                    throw CabinetError.cannotAccessDirectory(path: directory, reason: "cannot remove an interrupted restore's copy '\(path)': \(error.localizedDescription); check its permissions")
                 }
             } else if let base = TableName.rebuiltFile(ofTemporary: name), TableName.problem(with: base) == nil {
                 if !DirectoryFiles.exists(directory + "/" + base) && TokyoCabinetTable.hasMagic(atPath: path) {

@@ -96,7 +96,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
+                throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription); check the path and its permissions")
             }
         }
         lock = try StoreLock(directory: directory, shared: options.readOnly)

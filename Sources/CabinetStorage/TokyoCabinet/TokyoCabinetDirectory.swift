@@ -55,7 +55,7 @@ package enum TokyoCabinetDirectory {
         do {
             return try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         } catch {
-            throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription)")
+            throw CabinetError.cannotAccessDirectory(path: directory, reason: "\(error.localizedDescription); check the path and its permissions")
         }
     }
 

@@ -147,9 +147,6 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     private var isFatal: Bool { handle?.pointee.hdb?.pointee.fatal ?? false }
 
-    /// The open handle, for tests that step into Tokyo Cabinet's calls.
-    var handleForTesting: UnsafeMutablePointer<TCBDB>? { handle }
-
     /// Runs while the header is logged, just before Tokyo Cabinet rewrites it
     /// outside a transaction (a begin, a sync, an optimize, a close): tests tear
     /// the header there, as a kill would, and take the files as a kill leaves them.
