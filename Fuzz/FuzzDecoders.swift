@@ -77,5 +77,23 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             offset += block.size
         }
     }
+    // The input as a whole hash file written on a Mac (little-endian), read as `cabinet
+    // import` reads it: behind a small header of its own (8 buckets, then records), so
+    // the walk, its damage reports and the bucket index it resumes from all see the input;
+    // and the input as a header itself.
+    var file = [UInt8](repeating: 0, count: TokyoCabinetDirectory.headerSize)
+    file.replaceSubrange(0..<TokyoCabinetDirectory.magic.count, with: TokyoCabinetDirectory.magic)
+    for (offset, value) in [(40, 8), (48, min(size, 1_000)), (56, 256 + size), (64, 256 + 32)] {
+        withUnsafeBytes(of: UInt64(value).littleEndian) { file.replaceSubrange(offset..<(offset + 8), with: $0) }
+    }
+    file += bytes
+    for candidate in [file, Array(bytes)] {
+        candidate.withUnsafeBytes { whole in
+            guard let header = TokyoCabinetHashHeader(head: whole, fileSize: whole.count) else { return }
+            _ = try? TokyoCabinetHashFileReader.forEachRecord(in: whole, header: header, path: "fuzz", { key, value in
+                _ = key.last; _ = value.last
+            }, damaged: { _ in })
+        }
+    }
     return 0
 }

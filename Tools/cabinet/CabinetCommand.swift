@@ -9,7 +9,7 @@ struct CabinetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cabinet",
         abstract: "Inspect, verify, back up, restore and compact a Cabinet store.",
-        subcommands: [Info.self, Verify.self, Backup.self, Restore.self, Copy.self, Compact.self, Reindex.self]
+        subcommands: [Info.self, Verify.self, Backup.self, Restore.self, Copy.self, Compact.self, Reindex.self, Import.self, Export.self]
     )
 }
 

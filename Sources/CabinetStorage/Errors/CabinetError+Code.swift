@@ -137,6 +137,12 @@ extension CabinetError {
         /// was written and the changes stay pending. Sets ``CabinetError/path``,
         /// ``CabinetError/reason``. Call `refresh` on the objects involved (or reopen) and save again.
         public static let saveConflict = Code(rawValue: "saveConflict")
+        /// A Tokyo Cabinet file of the store is in the other byte order than this
+        /// machine's Tokyo Cabinet writes: a store copied from a Mac (little-endian) to
+        /// Debian (big-endian), or back. Nothing was read or written. Sets
+        /// ``CabinetError/location`` (the file) and ``CabinetError/reason`` (its layout).
+        /// Convert a copy with `cabinet import` (``TokyoCabinetBackend/importStore(from:to:defaultFormatMarker:)``).
+        public static let foreignByteOrder = Code(rawValue: "foreignByteOrder")
 
         /// Whether `error` is a ``CabinetError`` with this code: what makes a code a
         /// `catch` (or `case`) pattern.

@@ -79,6 +79,8 @@ extension CabinetError {
             return "Cabinet: the store '\(path)' has a save to finish (\(reason)); open it writable once to finish it (the app, or `cabinet compact`). A read-only open writes nothing, so it cannot."
         case .saveConflict:
             return "Cabinet: another process saved the store '\(path)' first (\(reason)); nothing of this save was written and its changes are still pending. Call refresh(discardingConflicts: true) to take that save (it discards your changes to the objects it changed), apply them again, then save."
+        case .foreignByteOrder:
+            return "Cabinet: \(l) is a Tokyo Cabinet file in \(reason); this machine's Tokyo Cabinet writes the other layout and cannot open it. The store was probably copied from a Mac: convert it with `cabinet import '\(path)' NEWSTORE`, which only reads it and writes a new store with the same content."
         default:
             let place = location.map { " at \($0)" } ?? self.path.map { " in the store '\($0)'" } ?? ""
             return "Cabinet: \(code)\(place)" + (self.reason.map { ": \($0)." } ?? ".")

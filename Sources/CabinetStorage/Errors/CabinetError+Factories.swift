@@ -215,4 +215,14 @@ extension CabinetError {
     public static func saveConflict(path: String, reason: String) -> CabinetError {
         CabinetError(.saveConflict, path: path, reason: reason)
     }
+
+    /// A ``Code/foreignByteOrder`` error: the Tokyo Cabinet file at `location` is in
+    /// `layout`, which this machine's Tokyo Cabinet does not read; `store` is its directory.
+    ///
+    /// ```swift
+    /// throw CabinetError.foreignByteOrder(RecordLocation(file: "/mnt/mac/library/Song"), store: "/mnt/mac/library", layout: .littleEndian)
+    /// ```
+    public static func foreignByteOrder(_ location: RecordLocation, store: String, layout: TokyoCabinetByteOrder) -> CabinetError {
+        CabinetError(.foreignByteOrder, location: location, path: store, reason: "\(layout.rawValue) layout (\(layout.writers))")
+    }
 }

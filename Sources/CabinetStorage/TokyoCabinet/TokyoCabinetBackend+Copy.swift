@@ -19,15 +19,19 @@ extension TokyoCabinetBackend {
     /// complete, so an interrupted copy leaves no directory at `destination` that
     /// could pass for a store. `source` is only read.
     package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String) throws {
-        if let existing = try? FileManager.default.contentsOfDirectory(atPath: destination), !existing.isEmpty {
-            throw CabinetError.cannotAccessDirectory(path: destination, reason: "it is not empty, and a backup goes into a new or empty directory; choose another, or empty this one")
-        }
+        try createStore(at: destination) { try $0.copyContents(of: source, formatMarker: formatMarker) }
+    }
+
+    /// Writes a new store directory at `destination` whose content `fill` writes
+    /// into the backend it is given, whole or not at all, as ``createStore(at:copying:formatMarker:)``.
+    package static func createStore(at destination: String, filling fill: (TokyoCabinetBackend) throws -> Void) throws {
+        try TokyoCabinetDirectory.refuseNonEmpty(destination, for: "a backup")
         let url = URL(fileURLWithPath: destination)
         let parent = url.deletingLastPathComponent().path
         let staging = parent + "/." + url.lastPathComponent + ".cabinet-partial"
         try? FileManager.default.removeItem(atPath: staging)
         do {
-            try writeStore(copying: source, formatMarker: formatMarker, into: staging)
+            try writeStore(into: staging, filling: fill)
             try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: false)
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
@@ -51,7 +55,7 @@ extension TokyoCabinetBackend {
         let staging = restoreStagingPath
         try? FileManager.default.removeItem(atPath: staging + ".partial")
         do {
-            try TokyoCabinetBackend.writeStore(copying: source, formatMarker: formatMarker, into: staging + ".partial")
+            try TokyoCabinetBackend.writeStore(into: staging + ".partial") { try $0.copyContents(of: source, formatMarker: formatMarker) }
             let catalog = try source.services.readCatalog() != nil ? [TokyoCabinetBackend.catalogFileName] : []
             try TokyoCabinetBackend.writeManifest(names: try source.tableNames() + catalog, in: staging + ".partial")
         } catch {
@@ -71,12 +75,12 @@ extension TokyoCabinetBackend {
         }
     }
 
-    /// Writes a complete store at `directory` (which must not exist) from `source`,
+    /// Writes a complete store at `directory` (which must not exist) with `fill`,
     /// flushed to the disk before anything renames it into place.
-    private static func writeStore(copying source: any StorageBackend, formatMarker: String, into directory: String) throws {
+    private static func writeStore(into directory: String, filling fill: (TokyoCabinetBackend) throws -> Void) throws {
         let target = try TokyoCabinetBackend(directory: directory)
         defer { target.close() }
-        try target.copyContents(of: source, formatMarker: formatMarker)
+        try fill(target)
         try target.syncAll()
     }
 

@@ -131,6 +131,14 @@ package enum TokyoCabinetDirectory {
         return Array(bytes.prefix(read))
     }
 
+    /// Refuses a `destination` that holds anything: `what` (a backup, an export)
+    /// goes into a new or empty directory, never over files it would mix with.
+    package static func refuseNonEmpty(_ destination: String, for what: String) throws {
+        if let existing = try? FileManager.default.contentsOfDirectory(atPath: destination), !existing.isEmpty {
+            throw CabinetError.cannotAccessDirectory(path: destination, reason: "it is not empty, and \(what) goes into a new or empty directory; choose another, or empty this one")
+        }
+    }
+
     /// Refuses a table's file (or its transaction log) that is a link: Tokyo Cabinet
     /// opens both by path, and would read, fill or truncate whatever the link points at.
     package static func refuseLinks(forTable path: String) throws {

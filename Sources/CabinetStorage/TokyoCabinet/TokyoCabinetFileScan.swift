@@ -92,12 +92,16 @@ package struct BlockReader {
     /// Files made with Tokyo Cabinet's large option keep 8-byte chain offsets.
     let wideOffsets: Bool
     let path: String
+    /// What the message of a damaged block tells the user to do.
+    let advice: String
 
-    package init(file: UnsafeRawBufferPointer, bigEndian: Bool, wideOffsets: Bool, path: String) {
+    package init(file: UnsafeRawBufferPointer, bigEndian: Bool, wideOffsets: Bool, path: String,
+                 advice: String = "run `cabinet verify`, then restore a backup or `cabinet compact` a copy") {
         self.file = file
         self.bigEndian = bigEndian
         self.wideOffsets = wideOffsets
         self.path = path
+        self.advice = advice
     }
 
     /// The block at `offset`: its size, and its key and value if it is a record.
@@ -169,6 +173,6 @@ package struct BlockReader {
 
     private func damaged(at offset: Int, _ what: String) -> CabinetError {
         .backendFailure(RecordLocation(file: path), operation: "iterate", code: Int32(TCERHEAD),
-                        message: "invalid record header at offset \(offset) (\(what)); run `cabinet verify`, then restore a backup or `cabinet compact` a copy")
+                        message: "invalid record header at offset \(offset) (\(what)); \(advice)")
     }
 }

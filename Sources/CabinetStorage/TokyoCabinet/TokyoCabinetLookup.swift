@@ -63,15 +63,9 @@ enum TokyoCabinetLookup {
         guard apow < 32 else { return .unsettled }
 
         // Tokyo Cabinet's two hashes of the key (tchdbbidx).
-        var index: UInt64 = 19_780_211
-        var second: UInt32 = 751
+        let (bucketIndex, hash) = TokyoCabinetHashHeader.bucketAndHash(of: key, bucketCount: db.bnum)
+        let bucket = Int(bucketIndex)
         let count = key.count
-        for i in 0..<count {
-            index = index &* 37 &+ UInt64(key[i])
-            second = (second &* 31) ^ UInt32(key[count - 1 - i])
-        }
-        let hash = UInt8(truncatingIfNeeded: second)
-        let bucket = Int(index % db.bnum)
         let entry = bucketsOffset + bucket * (wide ? 8 : 4)
         guard entry + (wide ? 8 : 4) <= min(Int(clamping: db.msiz), mapped) else { return .unsettled }
         func number<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {

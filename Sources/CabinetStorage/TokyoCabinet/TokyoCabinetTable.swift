@@ -150,24 +150,6 @@ final class TokyoCabinetTable: StorageTable {
         return error
     }
 
-    static func openError(path: String, code: Int32) -> CabinetError {
-        let location = RecordLocation(file: path)
-        let message = String(cString: tchdberrmsg(code))
-        switch Int(code) {
-        case Int(TCEMETA), Int(TCERHEAD), Int(TCEREAD), Int(TCEMMAP):
-            let reason = hasMagic(atPath: path) ? "its header is damaged: \(message)" : "it does not start with Tokyo Cabinet's magic"
-            return .notADatabase(location, reason: reason)
-        case Int(TCELOCK):
-            return .storeLocked(path: path, pid: nil)
-        default:
-            return .backendFailure(location, operation: "open", code: code, message: message)
-        }
-    }
-
-    static func hasMagic(atPath path: String) -> Bool {
-        TokyoCabinetDirectory.hasMagic(atPath: path)   // follows no link, opens no FIFO
-    }
-
     func failure(_ operation: String) -> CabinetError {
         guard let handle else { return .storeClosed(path: path) }
         let code = tchdbecode(handle)

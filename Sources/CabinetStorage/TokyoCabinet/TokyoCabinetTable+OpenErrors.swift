@@ -1,0 +1,36 @@
+import CTokyoCabinet
+import Foundation
+
+/// What a failed `tchdbopen` means, told from the file itself: a file that is not
+/// Tokyo Cabinet's, a damaged header, or a sound one in the other byte order.
+extension TokyoCabinetTable {
+    static func openError(path: String, code: Int32) -> CabinetError {
+        let location = RecordLocation(file: path)
+        let message = String(cString: tchdberrmsg(code))
+        switch Int(code) {
+        case Int(TCEMETA), Int(TCERHEAD), Int(TCEREAD), Int(TCEMMAP):
+            if let layout = foreignLayout(ofFileAt: path) {
+                return .foreignByteOrder(location, store: URL(fileURLWithPath: path).deletingLastPathComponent().path, layout: layout)
+            }
+            let reason = hasMagic(atPath: path) ? "its header is damaged: \(message)" : "it does not start with Tokyo Cabinet's magic"
+            return .notADatabase(location, reason: reason)
+        case Int(TCELOCK):
+            return .storeLocked(path: path, pid: nil)
+        default:
+            return .backendFailure(location, operation: "open", code: code, message: message)
+        }
+    }
+
+    /// The byte order of the hash file at `path` if it is the one this machine's
+    /// Tokyo Cabinet does not write (a Mac's file on Debian): asked only after
+    /// Tokyo Cabinet refused the file, so that the error can say what it is.
+    static func foreignLayout(ofFileAt path: String) -> TokyoCabinetByteOrder? {
+        guard let header = TokyoCabinetHashHeader.read(path: path), let native = TokyoCabinetByteOrder.native,
+              header.byteOrder != native else { return nil }
+        return header.byteOrder
+    }
+
+    static func hasMagic(atPath path: String) -> Bool {
+        TokyoCabinetDirectory.hasMagic(atPath: path)   // follows no link, opens no FIFO
+    }
+}
