@@ -8,7 +8,7 @@ struct KillPointCase: Sendable, CustomStringConvertible {
     let name: String
     /// The child's scenario that prepares and dumps the store.
     let scenario: String
-    /// `cabinet` arguments ("{store}", "{backup}" are replaced); nil: the child runs the operation.
+    /// `cabinet` arguments ("{store}", "{backup}", "{work}" are replaced); nil: the child runs the operation.
     var tool: [String]? = nil
     /// How the states before and after must compare (a scenario sanity check).
     var expectation: Expectation = .everyClassChanges
@@ -106,6 +106,7 @@ final class KillPointHarness {
         }
         return (cabinetToolPath, tool.map {
             $0.replacingOccurrences(of: "{store}", with: work + "/store").replacingOccurrences(of: "{backup}", with: work + "/backup")
+                .replacingOccurrences(of: "{work}", with: work)
         })
     }
 

@@ -29,6 +29,10 @@ import Testing
         KillPointCase(name: "cabinet compact", scenario: "compact", tool: ["compact", "{store}"], expectation: .keepsContent),
         KillPointCase(name: "cabinet backup", scenario: "backup", tool: ["backup", "{store}", "{backup}"], expectation: .changes),
         KillPointCase(name: "cabinet restore", scenario: "restore", tool: ["restore", "{backup}", "{store}"]),
+        KillPointCase(name: "export", scenario: "export", expectation: .changes),
+        KillPointCase(name: "import", scenario: "import", expectation: .changes),
+        KillPointCase(name: "cabinet export", scenario: "export", tool: ["export", "{store}", "{backup}"], expectation: .changes),
+        KillPointCase(name: "cabinet import", scenario: "import", tool: ["import", "{work}/mac", "{backup}"], expectation: .changes),
     ]
 
     /// Known, not yet fixed (docs/CRASHPOINTS.md): after a failed write to a `.wal`,

@@ -25,24 +25,8 @@ extension TokyoCabinetBackend {
     /// Writes a new store directory at `destination` whose content `fill` writes
     /// into the backend it is given, whole or not at all, as ``createStore(at:copying:formatMarker:)``.
     package static func createStore(at destination: String, filling fill: (TokyoCabinetBackend) throws -> Void) throws {
-        try TokyoCabinetDirectory.refuseNonEmpty(destination, for: "a backup")
-        let url = URL(fileURLWithPath: destination)
-        let parent = url.deletingLastPathComponent().path
-        let staging = parent + "/." + url.lastPathComponent + ".cabinet-partial"
-        try? FileManager.default.removeItem(atPath: staging)
-        do {
+        try TokyoCabinetDirectory.publishDirectory(at: destination, what: "a backup") { staging in
             try writeStore(into: staging, filling: fill)
-            try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: false)
-        } catch {
-            try? FileManager.default.removeItem(atPath: staging)
-            throw error
-        }
-        do {
-            try DirectoryFiles.syncDirectory(parent)
-        } catch {
-            // Not known to be on the disk: no copy, so that trying again starts afresh.
-            try? FileManager.default.removeItem(atPath: destination)
-            throw error
         }
     }
 

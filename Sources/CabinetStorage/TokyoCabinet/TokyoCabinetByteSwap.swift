@@ -15,14 +15,9 @@ package enum TokyoCabinetByteSwap {
     /// flushed, then renamed into place). Index files (B+ trees) are left out: the
     /// next open with their classes builds them again. Returns what was left out.
     package static func convertStore(at source: String, to destination: String, as order: TokyoCabinetByteOrder) throws -> [String] {
-        try TokyoCabinetDirectory.refuseNonEmpty(destination, for: "an export")
-        let url = URL(fileURLWithPath: destination)
-        let parent = url.deletingLastPathComponent().path
-        let staging = parent + "/." + url.lastPathComponent + ".cabinet-partial"
-        try? FileManager.default.removeItem(atPath: staging)
         var skipped: [String] = []
-        do {
-            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        try TokyoCabinetDirectory.publishDirectory(at: destination, what: "an export") { staging in
+            guard mkdir(staging, 0o755) == 0 else { throw DirectoryFiles.failure("create directory", staging) }
             for name in try TokyoCabinetDirectory.allNames(in: source) {
                 let from = source + "/" + name, to = staging + "/" + name
                 if name.hasPrefix(".") {
@@ -37,71 +32,100 @@ package enum TokyoCabinetByteSwap {
                 }
             }
             try DirectoryFiles.syncDirectory(staging)
-            try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: true)
-        } catch {
-            try? FileManager.default.removeItem(atPath: staging)
-            throw error
         }
         return skipped
     }
 
-    /// Copies the hash file at `source` to the new file `destination`, in `order`.
+    /// Copies the hash file at `source` to the new file `destination`, in `order`:
+    /// read through a read-only map, converted block by block in a buffer, and
+    /// written with plain `write(2)` calls (a full disk is an error, never a fault
+    /// in a mapped page), then flushed.
     package static func convertFile(_ source: String, to destination: String, as order: TokyoCabinetByteOrder) throws {
-        try FileManager.default.copyItem(atPath: source, toPath: destination)
-        let fd = open(destination, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw DirectoryFiles.failure("open", destination) }
+        let reader = try TokyoCabinetHashFileReader(path: source)
+        let fd = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DirectoryFiles.failure("create", destination) }
         defer { _ = close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw DirectoryFiles.failure("fstat", destination) }
-        let size = Int(status.st_size)
-        guard size >= TokyoCabinetDirectory.headerSize,
-              let map = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else {
-            throw CabinetError.notADatabase(RecordLocation(file: source), reason: "it is too short or cannot be mapped to convert")
-        }
-        defer { munmap(map, size) }
-        try swap(UnsafeMutableRawBufferPointer(start: map, count: size), path: source, to: order)
-        guard msync(map, size, MS_SYNC) == 0, fsync(fd) == 0 else { throw DirectoryFiles.failure("sync", destination) }
+        var output = ConvertedFile(descriptor: fd, path: destination, swapping: reader.header.byteOrder != order)
+        try reader.withBytes { try convert($0, header: reader.header, path: source, into: &output) }
+        try output.flush()
+        guard fsync(fd) == 0 else { throw DirectoryFiles.failure("sync", destination) }
     }
 
-    /// Swaps the structures of the hash file in `file` into `order` in place.
-    static func swap(_ file: UnsafeMutableRawBufferPointer, path: String, to order: TokyoCabinetByteOrder) throws {
-        guard let header = TokyoCabinetHashHeader(head: UnsafeRawBufferPointer(file), fileSize: file.count),
-              header.type == TokyoCabinetHashHeader.hashType, !header.isCompressed, header.fileSize == UInt64(file.count) else {
-            throw CabinetError.notADatabase(RecordLocation(file: path), reason: "it is not a sound, uncompressed Tokyo Cabinet hash file")
+    /// Writes `file` (the whole source file) to `output`, its numbers reversed.
+    private static func convert(_ file: UnsafeRawBufferPointer, header: TokyoCabinetHashHeader, path: String,
+                                into output: inout ConvertedFile) throws {
+        guard header.fileSize == UInt64(file.count) else {
+            throw CabinetError.notADatabase(RecordLocation(file: path), reason: "its header says \(header.fileSize) bytes, but it has \(file.count); only a sound file is converted")
         }
-        guard header.byteOrder != order else { return }
+        let start = try output.append(file[0..<TokyoCabinetDirectory.headerSize])
         for offset in [TokyoCabinetHashHeader.bucketCountOffset, TokyoCabinetHashHeader.recordCountOffset,
                        TokyoCabinetHashHeader.fileSizeOffset, TokyoCabinetHashHeader.firstRecordOffset] {
-            reverse(file, at: offset, width: 8)
+            output.reverse(at: start + offset, width: 8)
         }
+        // The buckets, a slice at a time; then the free-block pool (varints) as it is.
         let width = Int(header.bucketWidth)
-        for bucket in 0..<Int(header.bucketCount) {
-            reverse(file, at: TokyoCabinetDirectory.headerSize + bucket * width, width: width)
+        let bucketsEnd = TokyoCabinetDirectory.headerSize + Int(header.bucketCount) * width
+        var position = TokyoCabinetDirectory.headerSize
+        while position < bucketsEnd {
+            let end = min(position + 16_384 * width, bucketsEnd)
+            let slice = try output.append(file[position..<end])
+            for bucket in stride(from: 0, to: end - position, by: width) { output.reverse(at: slice + bucket, width: width) }
+            position = end
         }
+        _ = try output.append(file[bucketsEnd..<Int(header.firstRecord)])
         // The blocks are read in the source's order, then their numbers reversed.
-        let reader = BlockReader(file: UnsafeRawBufferPointer(file), bigEndian: header.byteOrder == .bigEndian,
+        let reader = BlockReader(file: file, bigEndian: header.byteOrder == .bigEndian,
                                  wideOffsets: header.wideOffsets, path: path, advice: "the store was not converted")
         var offset = Int(header.firstRecord)
         while offset < file.count {
             let block = try reader.block(at: offset)
+            let copy = try output.append(file[offset..<(offset + block.size)])
             if block.record != nil {
-                reverse(file, at: offset + 2, width: width)              // left child
-                reverse(file, at: offset + 2 + width, width: width)      // right child
-                reverse(file, at: offset + 2 + 2 * width, width: 2)      // padding size
+                output.reverse(at: copy + 2, width: width)              // left child
+                output.reverse(at: copy + 2 + width, width: width)      // right child
+                output.reverse(at: copy + 2 + 2 * width, width: 2)      // padding size
             } else {
-                reverse(file, at: offset + 1, width: 4)                  // free block size
+                output.reverse(at: copy + 1, width: 4)                  // free block size
             }
             offset += block.size
         }
     }
+}
 
-    /// Reverses the `width` bytes at `offset` (callers stay inside the block they read).
-    private static func reverse(_ file: UnsafeMutableRawBufferPointer, at offset: Int, width: Int) {
-        var low = offset, high = offset + width - 1
-        while low < high {
-            file.swapAt(low, high)
-            low += 1
-            high -= 1
+/// The converted file on its way to the disk: a buffer written out a megabyte at a time.
+private struct ConvertedFile {
+    let descriptor: Int32
+    let path: String
+    /// False when the source is already in the asked order: a plain copy.
+    let swapping: Bool
+    private var buffer: [UInt8] = []
+
+    init(descriptor: Int32, path: String, swapping: Bool) {
+        (self.descriptor, self.path, self.swapping) = (descriptor, path, swapping)
+        buffer.reserveCapacity(1 << 21)
+    }
+
+    /// Adds `bytes` (writing out what came before, if the buffer is full); returns where they start in it.
+    mutating func append(_ bytes: Slice<UnsafeRawBufferPointer>) throws -> Int {
+        if buffer.count >= 1 << 20 { try flush() }
+        buffer.append(contentsOf: bytes)
+        return buffer.count - bytes.count
+    }
+
+    /// Reverses the `width` bytes at `position` of the buffer (a number of the block just appended).
+    mutating func reverse(at position: Int, width: Int) {
+        guard swapping else { return }
+        buffer[position..<(position + width)].reverse()
+    }
+
+    mutating func flush() throws {
+        var written = 0
+        while written < buffer.count {
+            let count = buffer[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw DirectoryFiles.failure("write", path) }
+            written += count
         }
+        buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -139,6 +139,33 @@ package enum TokyoCabinetDirectory {
         }
     }
 
+    /// Makes a new directory at `destination` (which must not exist or be empty)
+    /// whole or not at all: `write` fills a hidden sibling (`.NAME.cabinet-partial`),
+    /// which is renamed into place, and the rename flushed. An interrupted write
+    /// leaves nothing at `destination` that could pass for its result; a rename
+    /// not known to be on the disk is undone, so that trying again starts afresh.
+    /// `what` names the result in errors ("a backup").
+    package static func publishDirectory(at destination: String, what: String, _ write: (_ staging: String) throws -> Void) throws {
+        try refuseNonEmpty(destination, for: what)
+        let url = URL(fileURLWithPath: destination)
+        let parent = url.deletingLastPathComponent().path
+        let staging = parent + "/." + url.lastPathComponent + ".cabinet-partial"
+        try? FileManager.default.removeItem(atPath: staging)
+        do {
+            try write(staging)
+            try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: false)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging)
+            throw error
+        }
+        do {
+            try DirectoryFiles.syncDirectory(parent)
+        } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw error
+        }
+    }
+
     /// Refuses a table's file (or its transaction log) that is a link: Tokyo Cabinet
     /// opens both by path, and would read, fill or truncate whatever the link points at.
     package static func refuseLinks(forTable path: String) throws {

@@ -70,6 +70,11 @@ package final class TokyoCabinetHashFileReader {
         _ = close(descriptor)
     }
 
+    /// The whole file's bytes, mapped read-only.
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: map, count: length))
+    }
+
     /// Hands every readable record to `body` in file order and every damaged
     /// place to `damaged`; returns how many records `body` got.
     package func forEachRecord(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void,
