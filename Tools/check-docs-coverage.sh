@@ -1,39 +1,41 @@
 #!/usr/bin/env bash
 # Fails if a public symbol is in none of the catalog's own topic groups. DocC puts
 # what no `## Topics` section curates into groups it makes up ("Classes",
-# "Instance Methods"), marked `"generated": true` in the page's render JSON; so:
-#   - the module's page has no such group: every top-level type, function and
-#     extended module (Swift's Int, String... that the module extends) is curated;
-#   - a type with a page in the catalog's Extensions/ has none either (apart from
-#     "Default Implementations", the protocols' members it inherits): every one of
-#     its own members is curated there.
-#   Tools/check-docs-coverage.sh MODULE ARCHIVE CATALOG
+# "Instance Methods"), marked `"generated": true` in the page's render JSON, so
+# this reads the built archive rather than guess from the Markdown:
+#   all   every page of the module (the module, each type, each nested type, each
+#         extended Swift type) may have no such group but "Default Implementations",
+#         which lists what a type inherits from its protocols (Equatable's !=,
+#         Collection's methods): not this module's API, and on pages of their own;
+#   root  the module's page alone: every top-level symbol is curated (CabinetStorage,
+#         whose members are curated on Cabinet's pages, as Cabinet re-exports it).
+#   Tools/check-docs-coverage.sh MODULE ARCHIVE all|root
 set -euo pipefail
-module=$1 archive=$2 catalog=$3
+module=$1 archive=$2 scope=$3
 data="$archive/data/documentation"
-lower() { tr '[:upper:]' '[:lower:]'; }
+root="$data/$(echo "$module" | tr '[:upper:]' '[:lower:]')"
+[ -f "$root.json" ] || { echo "check-docs-coverage: no page $root.json" >&2; exit 1; }
+# The pages, NUL-separated: symbol pages are named after their symbols (`==(_:_:)`).
+pages() {
+    printf '%s\0' "$root.json"
+    case $scope in
+        all) find "$root" -name '*.json' ! -name '*-implementations.json' -print0 ;;
+        root) ;;
+        *) echo "check-docs-coverage: scope is all or root, not $scope" >&2; exit 2 ;;
+    esac
+}
+count=$(pages | tr -cd '\0' | wc -c)
 
-pages=("$data/$(echo "$module" | lower).json")
-shopt -s nullglob
-for extension in "$catalog"/Extensions/*.md; do
-    # "# ``Cabinet/ObjectStore``" -> data/documentation/cabinet/objectstore.json
-    symbol=$(sed -n '1s/^# ``\(.*\)``$/\1/p' "$extension")
-    [ -n "$symbol" ] || { echo "check-docs-coverage: $extension does not start with # \`\`Symbol\`\`" >&2; exit 1; }
-    case $symbol in "$module"/*) ;; *) symbol="$module/$symbol" ;; esac
-    pages+=("$data/$(echo "$symbol" | lower).json")
-done
-
-missing=0
-for page in "${pages[@]}"; do
-    [ -f "$page" ] || { echo "check-docs-coverage: no page $page" >&2; missing=1; continue; }
-    # Each uncurated symbol as "Group: last/path/component".
-    uncurated=$(jq -r '.topicSections[]? | select(.generated == true and .title != "Default Implementations")
-                       | .title as $group | .identifiers[] | "\($group): \(split("/") | last)"' "$page")
-    if [ -n "$uncurated" ]; then
-        echo "check-docs-coverage: ${page#"$data/"} has symbols in no topic group of $catalog:" >&2
-        echo "$uncurated" | sed 's/^/    /' >&2
-        missing=1
-    fi
-done
-[ "$missing" = 0 ] || { echo "check-docs-coverage: curate them in a ## Topics section (root page or Extensions/*.md)" >&2; exit 1; }
-echo "check-docs-coverage: $module: every public symbol is in a topic group (${#pages[@]} pages checked)"
+# Each uncurated symbol as "page: Group: symbol".
+uncurated=$(pages | xargs -0 jq -r '.topicSections[]?
+    | select(.generated == true and .title != "Default Implementations")
+    | .title as $group | .identifiers[]
+    | "\(input_filename | ltrimstr("'"$data/"'") | rtrimstr(".json")): \($group): \(split("/") | last)"')
+if [ -n "$uncurated" ]; then
+    echo "check-docs-coverage: $module: public symbols in no topic group of its catalog:" >&2
+    echo "$uncurated" | sed 's/^/    /' >&2
+    echo "check-docs-coverage: curate them in a ## Topics section (the module's page, or Extensions/<Type>.md)" >&2
+    exit 1
+fi
+what="public symbol"; [ "$scope" = all ] || what="top-level symbol"
+echo "check-docs-coverage: $module: every $what is in a topic group ($count pages checked)"
