@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
-.PHONY: all deps service-deps build tools install package-graph demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
+.PHONY: all deps service-deps build tools install package-graph docs demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
 
 all: build
 
@@ -32,6 +32,16 @@ install: deps
 package-graph:
 	Tools/check-package-graph.sh
 
+# The documentation of Cabinet, CabinetStorage and CabinetRedis as one static
+# site in .build-docs/site, built by the toolchain's docc with warnings as errors,
+# and failing if a public symbol is in no topic group (Tools/check-docs-coverage.sh,
+# with jq). Serve it: python3 -m http.server --directory .build-docs/site 8000,
+# then open http://localhost:8000/documentation/cabinet.
+DOCS_APT_PACKAGES := jq
+docs: deps
+	@Tools/apt-install.sh "make docs" $(DOCS_APT_PACKAGES)
+	SWIFT=$(SWIFT) Tools/build-docs.sh
+
 demo: deps
 	$(SWIFT) build -c release --product playlists
 	$(SWIFT) build -c release --product ReadmeExample
@@ -43,7 +53,7 @@ demo: deps
 
 # Every test is a Swift Testing one: XCTest's runner, which would report "Executed
 # 0 tests" first, is left out.
-test: deps package-graph
+test: deps package-graph docs
 	$(SWIFT) build $(TOOLS) --build-tests
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --disable-xctest
@@ -137,4 +147,4 @@ service-bench: service-deps
 	Tools/service-bench.sh
 
 clean:
-	rm -rf .build .build-asan .build-tsan Tools/.build Tools/.build-asan Tools/.build-tsan Examples/NotesService/.build
+	rm -rf .build .build-asan .build-tsan .build-docs Tools/.build Tools/.build-asan Tools/.build-tsan Examples/NotesService/.build

@@ -17,7 +17,7 @@ extension RedisBackend: StoreServices {
     /// Runs `body`: a save is one `MULTI`/`EXEC`, which readers elsewhere see whole.
     public func withExclusiveCommit<R>(_ body: () throws -> R) throws -> R { try body() }
 
-    /// `false`: a save across several tables is one `MULTI`/`EXEC` (``GroupCommittingTable``), all or nothing without a journal.
+    /// `false`: a save across several tables is one `MULTI`/`EXEC` (`GroupCommittingTable`), all or nothing without a journal.
     public var needsJournal: Bool { false }
 
     public var journalLocation: String { path + " " + keys.journal }
@@ -56,7 +56,7 @@ extension RedisBackend: StoreServices {
     /// Replaces the catalog if it is still the one this backend last read or
     /// wrote (`WATCH`, compare, `MULTI`/`EXEC`): two processes registering
     /// classes at once must not drop each other's (or take the same class ID).
-    /// The loser throws ``CabinetError/Code-swift.struct/saveConflict``: reopen the store and register again.
+    /// The loser throws `CabinetError.Code.saveConflict`: reopen the store and register again.
     public func writeCatalog(_ catalog: StoreCatalog) throws {
         try session.checkWritable()
         let encoded = catalog.encoded

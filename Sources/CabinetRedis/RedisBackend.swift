@@ -19,12 +19,12 @@ import CabinetStorage
 /// A save watches the store's version; if other processes saved since this
 /// one last did (or opened), it reads what they changed from the store's log,
 /// and only if they changed a record this save changes too (or an index it
-/// changes) does it throw ``CabinetError/Code-swift.struct/saveConflict``,
+/// changes) does it throw `CabinetError.Code.saveConflict`,
 /// with nothing written and the changes still pending.
 ///
 /// **Failures** (server down, connection dropped, a timeout, `maxmemory`,
-/// a refused password) throw ``CabinetError/Code-swift.struct/backendFailure`` in the
-/// ``CabinetError/Underlying/Domain/redis`` domain; nothing of a failed save
+/// a refused password) throw `CabinetError.Code.backendFailure` in the
+/// `CabinetError.Underlying.Domain.redis` domain; nothing of a failed save
 /// is written, and the next call connects again. The password never appears
 /// in ``path``, messages or logs.
 public final class RedisBackend: StorageBackend {
@@ -36,7 +36,7 @@ public final class RedisBackend: StorageBackend {
         public var username: String?
         /// The database number (`SELECT`); 0 on a cluster.
         public var database = 0
-        /// Opens the store for reading only: every write throws ``CabinetError/Code-swift.struct/readOnly``.
+        /// Opens the store for reading only: every write throws `CabinetError.Code.readOnly`.
         public var readOnly = false
         /// How long connecting may take.
         public var connectTimeout: Duration = .seconds(5)
@@ -51,7 +51,7 @@ public final class RedisBackend: StorageBackend {
     /// The server, database and store.
     public let address: RedisAddress
     let session: RedisSession
-    /// Hears the saves of other processes (``OtherWritersBackend``).
+    /// Hears the saves of other processes (`OtherWritersBackend`).
     let subscriber: RedisSubscriber
     private var tables: [String: RedisTable] = [:]
     /// The catalog's bytes as this backend last read or wrote them (`.some(nil)`:
@@ -64,8 +64,8 @@ public final class RedisBackend: StorageBackend {
     /// var options = RedisBackend.Options(); options.password = secret
     /// let backend = try RedisBackend(host: "10.0.0.5", port: 6379, store: "music", options: options)
     /// ```
-    /// Throws ``CabinetError/Code-swift.struct/backendFailure`` if the server cannot be reached
-    /// or refuses the password, ``CabinetError/Code-swift.struct/notAStore`` for a bad name.
+    /// Throws `CabinetError.Code.backendFailure` if the server cannot be reached
+    /// or refuses the password, `CabinetError.Code.notAStore` for a bad name.
     public convenience init(host: String, port: Int = 6379, store: String, options: Options = Options()) throws {
         try self.init(address: RedisAddress(host: host, port: port, database: options.database,
                                             username: options.username, password: options.password, store: store),
@@ -205,7 +205,7 @@ extension RedisBackend: OtherWritersBackend {
     public var othersHaveSaved: Bool { subscriber.othersHaveSaved || session.isTakingOthersSaves }
 
     /// The saves of other processes this open has not taken in, from the store's
-    /// log; see ``OtherWritersBackend/takeOthersSaves()``.
+    /// log; see `OtherWritersBackend.takeOthersSaves()`.
     public func takeOthersSaves() throws -> [OthersSave] {
         subscriber.lower()
         do {

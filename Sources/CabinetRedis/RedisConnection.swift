@@ -287,7 +287,7 @@ final class RedisConnection {
                                            underlying: .init(domain: .redis, code: code, message: message + " (server \(node.host):\(node.port))"))
     }
 
-    /// An error reply of the server, as a ``CabinetError``.
+    /// An error reply of the server, as a `CabinetError`.
     func serverError(_ message: String, operation: String) -> CabinetError {
         RedisConnection.serverError(message, operation: operation, location: location)
     }

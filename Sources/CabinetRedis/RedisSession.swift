@@ -72,7 +72,7 @@ final class RedisSession {
         }
     }
 
-    /// An error reply of the server, as a ``CabinetError`` naming the store.
+    /// An error reply of the server, as a `CabinetError` naming the store.
     func serverError(_ message: String, operation: String) -> CabinetError {
         RedisConnection.serverError(message, operation: operation, location: path)
     }
@@ -213,7 +213,7 @@ final class RedisSession {
     /// Learns what the saves since ``knownVersion`` changed; if none of it is
     /// what `mine` changes, this process's view moves to `current` (and what
     /// they changed is remembered, ``othersChanges``); else throws
-    /// ``CabinetError/saveConflict(path:reason:)``.
+    /// `CabinetError.saveConflict(path:reason:)`.
     private func catchUp(to current: Int64, with mine: RedisCommitLog.Entry, on connection: RedisConnection) throws {
         let missed = current - knownVersion   // both are 0 or more: no overflow
         guard missed > 0 else {

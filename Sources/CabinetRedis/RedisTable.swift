@@ -5,7 +5,7 @@ import CabinetStorage
 ///
 /// A transaction keeps its changes in memory, where this table's reads see
 /// them, and the backend's commit sends those of every table that has one
-/// in one `MULTI`/`EXEC` (``GroupCommittingTable``): a save across several
+/// in one `MULTI`/`EXEC` (`GroupCommittingTable`): a save across several
 /// classes is all or nothing on the server, with no journal.
 class RedisTable: StorageTable, GroupCommittingTable {
     let session: RedisSession

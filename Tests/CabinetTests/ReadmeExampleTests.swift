@@ -19,6 +19,22 @@ import Testing
     /// so that it compiles (and runs) with the rest of the package.
     @Test func everyReadmeSampleIsCompiledSomewhere() throws {
         let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+        let blocks = Self.swiftBlocks(of: readme)
+        #expect(blocks.count >= 3)
+        let sources = try Self.compiledSources()
+        for block in blocks {
+            let found = Self.isCompiled(block, in: sources)
+            #expect(found, "README sample not found in Examples/ or Tests/:\n\(block)")
+        }
+    }
+
+    /// The ```swift blocks of a Markdown text (the README, the DocC articles).
+    static func swiftBlocks(of markdown: String) -> [String] {
+        markdown.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+    }
+
+    /// Every Swift file of Examples/ and Tests/, as lines without their indentation.
+    static func compiledSources() throws -> [[String]] {
         var sources: [String] = []
         for folder in ["Examples", "Tests"] {
             let enumerator = FileManager.default.enumerator(atPath: Self.root + "/" + folder)
@@ -34,17 +50,16 @@ import Testing
                 }
             }
         }
-        let normalized = sources.map { $0.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } }
-        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
-        #expect(blocks.count >= 3)
-        for block in blocks {
-            let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            let found = normalized.contains { file in
-                var index = 0
-                for line in file where index < lines.count && line == lines[index] { index += 1 }
-                return index == lines.count
-            }
-            #expect(found, "README sample not found in Examples/ or Tests/:\n\(block)")
+        return sources.map { $0.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } }
+    }
+
+    /// Whether a sample's lines occur, in order, in one of the files.
+    static func isCompiled(_ block: String, in sources: [[String]]) -> Bool {
+        let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return sources.contains { file in
+            var index = 0
+            for line in file where index < lines.count && line == lines[index] { index += 1 }
+            return index == lines.count
         }
     }
 

@@ -9,10 +9,10 @@ extension ObjectStore {
     /// Every term must match; case and diacritics do not count (`cafe` finds
     /// `Café`). A plain word matches whole words only: no stemming, no stop words
     /// (`walk` does not find `walking`; `walk*` does). Chinese and Japanese are
-    /// matched as the characters next to each other (see ``StoredIndex/fullText(_:named:)``).
+    /// matched as the characters next to each other (see ``StoredIndex/fullText(_:named:)-(KeyPath<Object,String>,_)``).
     /// An empty query finds nothing. As every query, it sees what is saved.
     ///
-    /// Uses the class's first full-text index; name another with ``search(_:in:matching:limit:)``.
+    /// Uses the class's first full-text index; name another with ``search(_:in:matching:limit:)-(_,KeyPath<T,String>,_,_)``.
     public func search<T: StoredObject>(_ type: T.Type, matching query: String, limit: Int? = nil) throws -> [T] {
         let entry = try requireEntry(for: type)
         guard let declared = entry.indexes?.declared.first(where: { $0.index.kind == .fullText }) else {

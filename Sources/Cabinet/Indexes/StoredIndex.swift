@@ -13,13 +13,13 @@
 /// let queen = try store.fetch(Song.self, where: \.artist, equals: "Queen")
 /// ```
 ///
-/// - ``value(_:)``: equality and ranges on an ``IndexableValue`` property.
-/// - ``fullText(_:)``: word search in a `String` property (see ``ObjectStore/search(_:matching:limit:)``).
-/// - ``references(_:)``: the inverse of a to-many relationship (which objects hold a given one).
+/// - ``value(_:named:)``: equality and ranges on an ``IndexableValue`` property.
+/// - ``fullText(_:named:)-(KeyPath<Object,String>,_)``: word search in a `String` property (see ``ObjectStore/search(_:matching:limit:)``).
+/// - ``references(_:named:)``: the inverse of a to-many relationship (which objects hold a given one).
 ///
 /// Indexes are kept in the class's index file (`<storedName>.index`, a
 /// B+ tree beside its class file), changed in the same all-or-nothing save as the
-/// records. An index is known by its ``name`` (by default its place in the
+/// records. An index is known by its name (by default its place in the
 /// class's list, kind and value type: give a name if you reorder them).
 public struct StoredIndex: @unchecked Sendable {
     /// What an index answers.

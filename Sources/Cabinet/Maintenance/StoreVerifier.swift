@@ -10,7 +10,7 @@
 /// (and, in checksummed stores, a matching checksum), every record is found
 /// again through its key (the index is intact), a pending save journal is
 /// whole, and every table the catalog lists is there; and each out-of-line
-/// list's tree, root to leaves, with its owner (``StoredListVerifier``), and each
+/// list's tree, root to leaves, with its owner (`StoredListVerifier`), and each
 /// class's index file against its records (`IndexVerifier`). It adds what the backend
 /// itself finds (``StorageBackend/storageProblems()``): for a Tokyo Cabinet
 /// directory, every file that should be a class file and is not (random bytes,

@@ -11,7 +11,7 @@ extension StorageProblem.Kind {
     public static let listCountMismatch = Self(rawValue: "listCountMismatch")
     /// A node named by more than one parent of its list (or by its own subtree).
     public static let listNodeShared = Self(rawValue: "listNodeShared")
-    /// A tree deeper than any a save writes (``ListNode/maximumDepth``).
+    /// A tree deeper than any a save writes (`ListNode.maximumDepth`).
     public static let listTooDeep = Self(rawValue: "listTooDeep")
     /// A list's root whose owner row is gone, or no longer keeps that slot out of line.
     public static let listOrphanRoot = Self(rawValue: "listOrphanRoot")

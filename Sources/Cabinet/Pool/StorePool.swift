@@ -62,8 +62,8 @@ public final class StorePool: Sendable {
     /// The pool holds the store's lock until ``close()``: another `ObjectStore`
     /// or pool on the same directory gets ``CabinetError/storeLocked(path:pid:)``.
     /// Every class the blocks use must be in `classes` (a block cannot register one).
-    /// Throws what ``ObjectStore/init(path:readOnly:createIfMissing:options:)`` and
-    /// ``ObjectStore/register(_:)-(StoredObject.Type...)`` throw.
+    /// Throws what ``ObjectStore/init(path:readOnly:createIfMissing:options:logger:)`` and
+    /// ``ObjectStore/register(_:)-2cr9y`` throw.
     public convenience init(path: String, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
                             logger: Logger = ObjectStore.defaultLogger) throws {
         var tuning = TokyoCabinetBackend.Options()

@@ -126,12 +126,12 @@ public final class ObjectStore {
     /// that changing and saving it throws instead of overwriting the damaged
     /// record. By default the error is logged to ``logger`` at error level
     /// (swift-log's default handler prints it to standard error). Use
-    /// ``load(_:)`` to load a fault and get the error thrown instead.
+    /// ``load(_:)-(StoredObject)`` to load a fault and get the error thrown instead.
     public lazy var faultErrorHandler: (CabinetError) -> Void = { [weak self] error in
         self?.log(error, level: .error)
     }
 
-    /// Told how a build of a class's indexes goes (when ``register(_:)``
+    /// Told how a build of a class's indexes goes (when ``register(_:)-(StoredObject.Type)``
     /// builds new indexes from existing objects, and in ``reindex(_:)``), after
     /// every few thousand rows and at the end. See ``IndexBuildProgress``.
     public var indexBuildProgress: ((IndexBuildProgress) -> Void)?
@@ -250,7 +250,7 @@ public final class ObjectStore {
     }
 
     /// Registers every class of a list, for a model built at run time; see
-    /// ``register(_:)-(StoredObject.Type...)``.
+    /// ``register(_:)-2cr9y``.
     ///
     /// ```swift
     /// let model: [StoredObject.Type] = [Song.self, Playlist.self]
@@ -260,7 +260,7 @@ public final class ObjectStore {
         for type in types { try register(type) }
     }
 
-    /// Registers one class; see ``register(_:)-(StoredObject.Type...)``.
+    /// Registers one class; see ``register(_:)-2cr9y``.
     public func register(_ type: StoredObject.Type) throws {
         useDetector.enter("register(_:)")
         defer { useDetector.leave() }

@@ -32,7 +32,7 @@ extension TokyoCabinetBackend {
 
     /// Replaces this store with a copy of `source`: copied into `.cabinet-restore.partial`
     /// with a manifest of its tables, renamed to `.cabinet-restore` (the decision),
-    /// then moved into place by ``finishRestore()``, which the next writable open
+    /// then moved into place by `finishRestore()`, which the next writable open
     /// repeats if the process dies before it is done.
     public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
         try checkWritable("a restore needs to write")

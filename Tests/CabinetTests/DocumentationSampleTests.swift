@@ -1,0 +1,51 @@
+import Cabinet
+import Foundation
+import Testing
+
+/// The documentation catalogs' samples (Sources/*/*.docc) compile: each is kept,
+/// line for line, in an example or a test, as the README's are; the few that were
+/// nowhere else are here, and run.
+@Suite struct DocumentationSampleTests {
+    @Test func everyCatalogSampleIsCompiledSomewhere() throws {
+        var blocks: [String] = []
+        let enumerator = FileManager.default.enumerator(atPath: ReadmeExampleTests.root + "/Sources")
+        while let name = enumerator?.nextObject() as? String {
+            guard name.contains(".docc/"), name.hasSuffix(".md") else { continue }
+            let text = try String(contentsOfFile: ReadmeExampleTests.root + "/Sources/" + name, encoding: .utf8)
+            blocks += ReadmeExampleTests.swiftBlocks(of: text)
+        }
+        #expect(blocks.count >= 10)
+        let sources = try ReadmeExampleTests.compiledSources()
+        for block in blocks {
+            let found = ReadmeExampleTests.isCompiled(block, in: sources)
+            #expect(found, "catalog sample not found in Examples/ or Tests/:\n\(block)")
+        }
+    }
+
+    /// DurabilityAndRecovery.md's samples.
+    @Test func theDurabilitySamplesRun() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/music"
+        let backupPath = directory.path + "/backup"
+        do {
+            var options = TokyoCabinetBackend.Options()
+            options.syncOnCommit = true
+            let store = try ObjectStore(backend: TokyoCabinetBackend(directory: path, options: options))
+            try store.register(Song.self)
+            let song = Song(); song.title = "synced"; store.insert(song)
+            do {
+                try store.save()
+            } catch CabinetError.Code.saveNotFinished {
+                print("saved; the next save, read or open finishes writing it")
+            }
+            try store.backup(to: backupPath)
+            store.close()
+        }
+        let problems = try StoreVerifier.verify(path: backupPath)
+        try ObjectStore.restore(from: backupPath, to: path)
+        #expect(problems.isEmpty)
+        let store = try ObjectStore(path: path)
+        try store.register(Song.self)
+        #expect(try store.fetchAll(Song.self).map(\.title) == ["synced"])
+    }
+}
