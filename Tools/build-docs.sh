@@ -17,14 +17,20 @@ modules="Cabinet CabinetStorage CabinetRedis"
 rm -rf "$scratch/archives" "$scratch/site"
 for module in $modules; do rm -rf "${graphs:?}/$module"; done
 
-# The compiler writes a module's graph when it emits the module, so graphs/all
-# stays (an up-to-date build writes none). Unlike `swift package
+# The compiler writes a module's graph when it emits the module (see
+# build_graphs for how each is made fresh). Unlike `swift package
 # dump-symbol-graph`, the compiler's graph of Cabinet holds what it re-exports
 # (CabinetError, the backends...), as `import Cabinet` shows them. Cabinet's build
 # emits CabinetStorage's graph too. Extension blocks give pages to the Swift types
 # Cabinet extends (Int, String, Date... as index values).
 build_graphs() {
     mkdir -p "$graphs/all"
+    # A graph written by an earlier build can be stale: a doc comment changed in
+    # CabinetStorage recompiles CabinetStorage but not Cabinet, whose graph holds
+    # what it re-exports. Each module is made to emit afresh: one file of each is
+    # marked changed (its contents are not touched).
+    rm -f "$graphs/all"/*.json
+    touch Sources/CabinetStorage/Seam/StorageBackend.swift Sources/Cabinet/Exports.swift Sources/CabinetRedis/RedisBackend.swift
     for target in Cabinet CabinetRedis; do
         "$SWIFT" build --scratch-path "$scratch" --target "$target" \
             -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs/all" \

@@ -109,6 +109,24 @@ import Testing
         #expect(try backend.services.readFormatMarker() == RecordFormat.plain.marker)
     }
 
+    /// The README's and the catalog's sample ("Stores from a Mac"), run on the fixture.
+    @Test func theDocumentedSampleRuns() throws {
+        let directory = try TemporaryDirectory()
+        let (macCopy, _) = try Self.unpackFixture(into: directory)
+        let converted = directory.path + "/library"
+        do {
+            _ = try ObjectStore(path: macCopy)
+        } catch CabinetError.Code.foreignByteOrder {
+            let report = try ObjectStore.importStore(from: macCopy, to: converted)
+            for problem in report.problems { print(problem) }   // damaged records, left out
+        }
+        let store = try ObjectStore(path: converted)
+        try store.register(Song.self, Playlist.self)
+        #expect(try store.fetchAll(Playlist.self).count == 20)
+        try store.exportStore(to: directory.path + "/for-the-mac")    // and back: little-endian files
+        store.close()
+    }
+
     @Test func theImportedStoreWorksAsAnyOther() throws {
         let directory = try TemporaryDirectory()
         let (store, _) = try Self.unpackFixture(into: directory)

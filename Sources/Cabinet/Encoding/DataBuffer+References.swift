@@ -119,10 +119,15 @@ extension DataBuffer {
     /// Reads a list's count and checks the elements fit in what remains, so a
     /// damaged count cannot make the reader allocate.
     mutating func readListCount(bytesPerElement: Int) throws -> Int {
+        try readCount(bytesPerElement: bytesPerElement, of: "references")
+    }
+
+    /// Reads a count of `what` and checks that many elements fit in what remains.
+    mutating func readCount(bytesPerElement: Int, of what: String) throws -> Int {
         let count = Int(try readUInt32())
         guard count <= readableBytes / bytesPerElement else {
             readerIndex -= 4
-            throw malformed("a list of \(count) references, but only \(readableBytes - 4) bytes follow")
+            throw malformed("a list of \(count) \(what), but only \(readableBytes - 4) bytes follow")
         }
         return count
     }

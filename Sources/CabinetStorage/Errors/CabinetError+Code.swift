@@ -141,7 +141,7 @@ extension CabinetError {
         /// machine's Tokyo Cabinet writes: a store copied from a Mac (little-endian) to
         /// Debian (big-endian), or back. Nothing was read or written. Sets
         /// ``CabinetError/location`` (the file) and ``CabinetError/reason`` (its layout).
-        /// Convert a copy with `cabinet import` (``TokyoCabinetBackend/importStore(from:to:defaultFormatMarker:)``).
+        /// Convert a copy with `cabinet import` (`ObjectStore.importStore(from:to:)`).
         public static let foreignByteOrder = Code(rawValue: "foreignByteOrder")
 
         /// Whether `error` is a ``CabinetError`` with this code: what makes a code a
