@@ -18,9 +18,12 @@ public struct Machine: Sendable, Equatable {
     public var date: String
     /// The one-minute load average when the run started: what else was running.
     public var loadAverage: Double?
+    /// The one-minute load average when the run ended (the run's own child adds
+    /// about 1): on a shared machine, whether others started work meanwhile.
+    public var loadAverageAtEnd: Double?
 
     public init(cpu: String, cores: Int, memoryBytes: Int, system: String, swift: String, date: String,
-                loadAverage: Double? = nil) {
+                loadAverage: Double? = nil, loadAverageAtEnd: Double? = nil) {
         self.cpu = cpu
         self.cores = cores
         self.memoryBytes = memoryBytes
@@ -28,6 +31,7 @@ public struct Machine: Sendable, Equatable {
         self.swift = swift
         self.date = date
         self.loadAverage = loadAverage
+        self.loadAverageAtEnd = loadAverageAtEnd
     }
 
     /// The machine this process runs on, now.
@@ -53,7 +57,12 @@ public struct Machine: Sendable, Equatable {
         var parts = [cpu, "\(cores) core\(cores == 1 ? "" : "s")"]
         if memoryBytes > 0 { parts.append(String(format: "%.0f GiB RAM", Double(memoryBytes) / 1_073_741_824)) }
         parts += [system, swift]
-        if let loadAverage { parts.append(String(format: "load %.2f at start", loadAverage)) }
+        switch (loadAverage, loadAverageAtEnd) {
+        case let (start?, end?): parts.append(String(format: "load %.2f at start, %.2f at end", start, end))
+        case let (start?, nil): parts.append(String(format: "load %.2f at start", start))
+        case let (nil, end?): parts.append(String(format: "load %.2f at end", end))
+        case (nil, nil): break
+        }
         parts.append(date)
         return parts.joined(separator: " · ")
     }

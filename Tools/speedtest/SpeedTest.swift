@@ -75,7 +75,7 @@ struct Compare: ParsableCommand {
         if !engines.isEmpty { plan.engines = engines }
         if !workloads.isEmpty { plan.workloads = workloads.compactMap(Workload.init(rawValue:)) }
         // Before the run, so its load average says what else was running, not the run itself.
-        let machine = Machine.current()
+        var machine = Machine.current()
         let results = try runPlan(plan) { line in
             FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
         }
@@ -90,6 +90,7 @@ struct Compare: ParsableCommand {
             print(tableReport(results))
         }
         if let chart {
+            machine.loadAverageAtEnd = Machine.current().loadAverage
             let svg = SpeedChart(results: results, machine: machine, sizes: plan.sizes, repetitions: plan.repetitions, sync: sync).svg()
             let directory = URL(fileURLWithPath: chart).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

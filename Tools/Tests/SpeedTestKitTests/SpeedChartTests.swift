@@ -10,7 +10,7 @@ import Testing
 @Suite struct SpeedChartTests {
     static let machine = Machine(cpu: "Test CPU 9000", cores: 2, memoryBytes: 24 * 1_073_741_824,
                                  system: "Debian GNU/Linux 12 (bookworm), Linux 6.18.0", swift: "Swift 6.3",
-                                 date: "2026-11-25", loadAverage: 0.25)
+                                 date: "2026-11-25", loadAverage: 0.25, loadAverageAtEnd: 1.5)
 
     static func result(_ workload: Workload, _ engine: String, seconds: Double, queries: QueryTiming? = nil) -> Result {
         var outcome = Outcome(objects: 10, checksum: 1)
@@ -120,7 +120,7 @@ import Testing
         let texts = try Self.elements(svg).filter { $0.localName == "text" }.compactMap(\.stringValue)
         let line = try #require(texts.first { $0.contains("CPU") })
         #expect(line == machine.summary)
-        for part in ["AT&T <Fast> \"CPU\" 'x'", "2 cores", "24 GiB RAM", "Debian GNU/Linux 12", "Swift 6.3", "2026-11-25", "load 0.25"] {
+        for part in ["AT&T <Fast> \"CPU\" 'x'", "2 cores", "24 GiB RAM", "Debian GNU/Linux 12", "Swift 6.3", "2026-11-25", "load 0.25 at start, 1.50 at end"] {
             #expect(line.contains(part), "\(part) missing from the machine line")
         }
         #expect(texts.contains { $0.contains("1,000,000 songs") && $0.contains("median of 3 runs") })
