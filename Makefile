@@ -112,26 +112,35 @@ fuzz: deps
 	cd .build-fuzz && ./fuzz-decoders corpus -max_total_time=$(FUZZ_SECONDS) -max_len=512
 
 # The full comparison at BNRPersistence's sizes (several minutes); see BENCHMARKS.md.
+# Each run also draws its chart (SPEEDTEST_CHART=, empty, draws none): the full
+# run's is the README's picture; the others go to Tools/.build, so a quick run
+# never replaces it.
+SPEEDTEST_CHART ?= docs/speedtest.svg
+SPEEDTEST_QUICK_CHART ?= Tools/.build/speedtest-quick.svg
+SPEEDTEST_10M_CHART ?= Tools/.build/speedtest-10m.svg
+SPEEDTEST_REDIS_CHART ?= Tools/.build/speedtest-redis.svg
+chart = $(if $(1),--chart "$(1)")
 speedtest: deps
 	$(SWIFT) build -c release $(TOOLS) --product speedtest
-	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest"
+	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" $(call chart,$(SPEEDTEST_CHART))
 
 speedtest-quick: deps
 	$(SWIFT) build -c release $(TOOLS) --product speedtest
-	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" --quick
+	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" --quick $(call chart,$(SPEEDTEST_QUICK_CHART))
 
 # Linear growth: 10M songs against the 1M run, and enumerate's memory at 10M.
 speedtest-10m: deps
 	$(SWIFT) build -c release $(TOOLS) --product speedtest
 	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" --repeat 1 --engines cabinet tc-raw \
-	  --workloads simple-insert simple-fetch simple-enumerate --songs 10000000
+	  --workloads simple-insert simple-fetch simple-enumerate --songs 10000000 $(call chart,$(SPEEDTEST_10M_CHART))
 
 # Cabinet on a Redis server against the raw hiredis floor (issue 11; BENCHMARKS.md,
 # "On a Redis server"); the run starts its own redis-server on a loopback port.
 speedtest-redis: deps
 	$(SWIFT) build -c release $(TOOLS) --product speedtest
 	"$$($(SWIFT) build -c release $(TOOLS) --show-bin-path)/speedtest" --engines cabinet tc-raw cabinet-redis redis-raw redis-per-object \
-	  --workloads simple-insert simple-fetch simple-enumerate simple-update complex-insert complex-fetch complex-faults named-buffer
+	  --workloads simple-insert simple-fetch simple-enumerate simple-update complex-insert complex-fetch complex-faults named-buffer \
+	  $(call chart,$(SPEEDTEST_REDIS_CHART))
 
 # The notes service (Examples/NotesService, its own package: Hummingbird is built
 # only here, never by `make test`). service-smoke curls every route of both

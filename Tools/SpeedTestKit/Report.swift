@@ -12,8 +12,7 @@ public func tableReport(_ results: [Result]) -> String {
         let cabinet = rows.first { $0.engine == CabinetEngine.name }
         let timed = rows.contains { $0.outcome.queries != nil }
         let indexed = rows.contains { $0.indexBytes != nil }
-        /// What the ratio compares: the time per query, or the whole run's.
-        func time(_ row: Sample) -> Double { row.outcome.queries?.millisecondsPerQuery ?? row.wallSeconds }
+        let time = comparedTime
         lines.append("")
         lines.append("\(workload.rawValue) (\(header(workload, rows.first)), median of \(samples.first?.samples ?? 0))")
         lines.append(pad("engine", 18) + pad("wall s", 10, right: true) + pad("cpu s", 10, right: true)
@@ -33,8 +32,14 @@ public func tableReport(_ results: [Result]) -> String {
     return lines.joined(separator: "\n")
 }
 
+/// What the ratio to Cabinet compares, in the table and the chart: the time per
+/// query (milliseconds) for a query workload, the whole run's wall time (seconds) otherwise.
+func comparedTime(_ row: Sample) -> Double {
+    row.outcome.queries?.millisecondsPerQuery ?? row.wallSeconds
+}
+
 /// What a workload's size counts: objects, or queries and what each found.
-private func header(_ workload: Workload, _ row: Sample?) -> String {
+func header(_ workload: Workload, _ row: Sample?) -> String {
     guard let row, let timing = row.outcome.queries, timing.count > 0 else { return "\(grouped(row?.size ?? 0)) objects" }
     return "\(grouped(timing.count)) queries, \(String(format: "%.1f", Double(row.outcome.objects) / Double(timing.count))) objects each"
 }

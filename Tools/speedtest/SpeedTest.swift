@@ -52,6 +52,8 @@ struct Compare: ParsableCommand {
     @Option(parsing: .upToNextOption, help: "Workloads to run (default: all).") var workloads: [String] = []
     @Flag(help: "Print one JSON array on standard output instead of a table.") var json = false
     @Flag(help: "Make the Tokyo Cabinet engines fsync every commit, as SQLite does by default.") var sync = false
+    @Option(help: ArgumentHelp("Also draw the run as an SVG chart: each engine's time relative to Cabinet's, per workload.",
+                               valueName: "file.svg")) var chart: String?
     @OptionGroup var sizeOptions: SizeOptions
 
     func validate() throws {
@@ -72,6 +74,8 @@ struct Compare: ParsableCommand {
         plan.sync = sync
         if !engines.isEmpty { plan.engines = engines }
         if !workloads.isEmpty { plan.workloads = workloads.compactMap(Workload.init(rawValue:)) }
+        // Before the run, so its load average says what else was running, not the run itself.
+        var machine = Machine.current()
         let results = try runPlan(plan) { line in
             FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
         }
@@ -84,6 +88,14 @@ struct Compare: ParsableCommand {
                 print("  \(engine.name.padding(toLength: 18, withPad: " ", startingAt: 0))\(engine.summary)")
             }
             print(tableReport(results))
+        }
+        if let chart {
+            machine.loadAverageAtEnd = Machine.current().loadAverage
+            let svg = SpeedChart(results: results, machine: machine, sizes: plan.sizes, repetitions: plan.repetitions, sync: sync).svg()
+            let directory = URL(fileURLWithPath: chart).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try svg.write(toFile: chart, atomically: true, encoding: .utf8)
+            FileHandle.standardError.write(Data("Chart: \(chart)\n".utf8))
         }
     }
 }
