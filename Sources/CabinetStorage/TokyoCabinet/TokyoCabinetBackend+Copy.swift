@@ -18,7 +18,8 @@ extension TokyoCabinetBackend {
     /// (`.NAME.cabinet-partial`), flushed, and renamed into place when it is
     /// complete, so an interrupted copy leaves no directory at `destination` that
     /// could pass for a store. `source` is only read.
-    package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String) throws {
+    package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String,
+                                    progress: StoreProgress.Handler? = nil) throws {
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: destination), !existing.isEmpty {
             throw CabinetError.cannotAccessDirectory(path: destination, reason: "it is not empty, and a backup goes into a new or empty directory; choose another, or empty this one")
         }
@@ -27,7 +28,7 @@ extension TokyoCabinetBackend {
         let staging = parent + "/." + url.lastPathComponent + ".cabinet-partial"
         try? FileManager.default.removeItem(atPath: staging)
         do {
-            try writeStore(copying: source, formatMarker: formatMarker, into: staging)
+            try writeStore(copying: source, formatMarker: formatMarker, into: staging, progress: progress)
             try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: false)
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
@@ -47,11 +48,16 @@ extension TokyoCabinetBackend {
     /// then moved into place by ``finishRestore()``, which the next writable open
     /// repeats if the process dies before it is done.
     public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
+        try replaceContents(with: source, formatMarker: formatMarker, progress: nil)
+    }
+
+    /// ``replaceContents(with:formatMarker:)``, reporting the records copied into the folder.
+    public func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
         try checkWritable("a restore needs to write")
         let staging = restoreStagingPath
         try? FileManager.default.removeItem(atPath: staging + ".partial")
         do {
-            try TokyoCabinetBackend.writeStore(copying: source, formatMarker: formatMarker, into: staging + ".partial")
+            try TokyoCabinetBackend.writeStore(copying: source, formatMarker: formatMarker, into: staging + ".partial", progress: progress)
             let catalog = try source.services.readCatalog() != nil ? [TokyoCabinetBackend.catalogFileName] : []
             try TokyoCabinetBackend.writeManifest(names: try source.tableNames() + catalog, in: staging + ".partial")
         } catch {
@@ -73,10 +79,11 @@ extension TokyoCabinetBackend {
 
     /// Writes a complete store at `directory` (which must not exist) from `source`,
     /// flushed to the disk before anything renames it into place.
-    private static func writeStore(copying source: any StorageBackend, formatMarker: String, into directory: String) throws {
+    private static func writeStore(copying source: any StorageBackend, formatMarker: String, into directory: String,
+                                   progress: StoreProgress.Handler?) throws {
         let target = try TokyoCabinetBackend(directory: directory)
         defer { target.close() }
-        try target.copyContents(of: source, formatMarker: formatMarker)
+        try target.copyContents(of: source, formatMarker: formatMarker, progress: progress)
         try target.syncAll()
     }
 
