@@ -121,6 +121,20 @@ import Testing
         store.close()
     }
 
+    /// The README's sample: a backup that prints how far it has got.
+    @Test func theReadmeSamplePrintsHowFarABackupHasGot() throws {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(backend: MemoryBackend())
+        try store.register(Song.self, Playlist.self)
+        try fill(store)
+        let backupPath = directory.path + "/backup"
+        try store.backup(to: backupPath) { progress in
+            print("\(progress.what): \(progress.completed) of \(progress.total ?? 0) records")
+        }
+        #expect(try StoreVerifier.verify(path: backupPath).isEmpty)
+        store.close()
+    }
+
     /// On a pipe (as here) the tool draws nothing: standard error stays empty,
     /// with or without `--quiet`, and standard output has only the result.
     @Test func theToolDrawsNoProgressOnAPipe() throws {

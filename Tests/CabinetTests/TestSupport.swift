@@ -87,6 +87,9 @@ class ForwardingBackend: StorageBackend {
     func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
         try inner.replaceContents(with: source, formatMarker: formatMarker)
     }
+    func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
+        try inner.replaceContents(with: source, formatMarker: formatMarker, progress: progress)
+    }
     func close() { inner.close() }
 }
 

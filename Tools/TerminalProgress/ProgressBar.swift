@@ -53,7 +53,8 @@ public final class ProgressBar {
             drawn = true
             ProgressBar.clearLineOnInterrupt()
         }
-        let line = ProgressBar.line(what, completed: completed, total: total, elapsed: now - started, style: style)
+        let line = ProgressBar.line(what, completed: completed, total: total, elapsed: now - started, style: style,
+                                    width: ProgressBar.terminalColumns())
         emit("\r" + line + "\u{1B}[K")
     }
 
@@ -65,8 +66,18 @@ public final class ProgressBar {
         ProgressBar.restoreInterrupt()
     }
 
-    /// The text of one drawing, without the control characters.
-    public static func line(_ what: String, completed: Int, total: Int?, elapsed: Double, style: Style = .rate) -> String {
+    /// The text of one drawing, without the control characters, shortened to
+    /// fit in `width` columns (a line that wraps could not be redrawn in place):
+    /// `what` loses its end first.
+    public static func line(_ what: String, completed: Int, total: Int?, elapsed: Double, style: Style = .rate,
+                            width: Int? = nil) -> String {
+        let full = line(what, completed: completed, total: total, elapsed: elapsed, style: style)
+        guard let width, full.count >= width else { return full }
+        let shorter = String(what.prefix(max(what.count - (full.count - width + 2), 0))) + "…"
+        return String(line(shorter, completed: completed, total: total, elapsed: elapsed, style: style).prefix(width - 1))
+    }
+
+    private static func line(_ what: String, completed: Int, total: Int?, elapsed: Double, style: Style) -> String {
         var parts = [what]
         if let total, total > 0 {
             let cells = 30
@@ -114,6 +125,13 @@ public final class ProgressBar {
     private func emit(_ text: String) {
         var text = text
         text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+    }
+
+    /// The terminal's width, if standard error is one that says.
+    private static func terminalColumns() -> Int? {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
     }
 
     private static func now() -> Double {

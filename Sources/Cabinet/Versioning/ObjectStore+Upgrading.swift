@@ -42,7 +42,6 @@ extension ObjectStore {
         var rewritten = 0
         var counter = ProgressCounter(progress, total: max(entry.table.recordCount - 1, 0))
         counter.begin(entry.name)
-        defer { counter.finish() }
         if options.perInstanceVersioning {
             rewritten = try upgradeVersionedRecords(entry, to: target, batchSize: max(1, batchSize), counter: &counter)
         } else if entry.metadata.version < target {
@@ -66,6 +65,7 @@ extension ObjectStore {
             }
             entry.metadata = upgraded
         }
+        counter.finish()
         return rewritten
     }
 

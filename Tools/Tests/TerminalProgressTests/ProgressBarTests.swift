@@ -12,6 +12,15 @@ import Testing
         #expect(ProgressBar.line("runs", completed: 3, total: 12, elapsed: 125, style: .elapsed) == "runs  [#######-----------------------]  3/12  2m05s")
     }
 
+    @Test func aLineFitsTheTerminalByShorteningWhatItNames() {
+        let what = "simple-insert × cabinet-redis, run 1 of 3"
+        let full = ProgressBar.line(what, completed: 3, total: 12, elapsed: 5, style: .elapsed)
+        #expect(ProgressBar.line(what, completed: 3, total: 12, elapsed: 5, style: .elapsed, width: 200) == full)
+        let narrow = ProgressBar.line(what, completed: 3, total: 12, elapsed: 5, style: .elapsed, width: 60)
+        #expect(narrow.count < 60 && narrow.hasPrefix("simple-insert") && narrow.contains("…") && narrow.hasSuffix("3/12  5s"))
+        #expect(ProgressBar.line(what, completed: 3, total: 12, elapsed: 5, style: .elapsed, width: 20).count < 20)
+    }
+
     @Test func numbersAndDurationsReadTheSameEverywhere() {
         #expect(ProgressBar.grouped(0) == "0" && ProgressBar.grouped(999) == "999" && ProgressBar.grouped(1_000) == "1,000")
         #expect(ProgressBar.grouped(1_234_567) == "1,234,567" && ProgressBar.grouped(-12_345) == "-12,345")
