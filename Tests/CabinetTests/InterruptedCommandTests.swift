@@ -107,7 +107,7 @@ import Testing
         let before = try fingerprint(store)
         let staging = directory.path + "/.backup.cabinet-partial"
         // Part way through the songs: on a terminal the bar says so; on a pipe, a moment after the copy began.
-        let run = try interrupt(["backup", store, directory.path + "/backup"], onTerminal: onTerminal, delay: onTerminal ? 0 : 300_000) { drawn in
+        let run = try interrupt(["backup", store, directory.path + "/backup"], onTerminal: onTerminal, delay: onTerminal ? 0 : 100_000) { drawn in
             onTerminal ? drawn.contains("backup Song  [#") : exists(staging)
         }
         #expect(run.interrupted, "the backup finished before the interrupt; make the store bigger")
@@ -149,7 +149,7 @@ import Testing
             small.close()
         }
         let before = try fingerprint(store), restored = try fingerprint(backup)
-        let run = try interrupt(["restore", backup, store], onTerminal: onTerminal, delay: onTerminal ? 0 : 300_000) { drawn in
+        let run = try interrupt(["restore", backup, store], onTerminal: onTerminal, delay: onTerminal ? 0 : 100_000) { drawn in
             onTerminal ? drawn.contains("restore Song  [#") : exists(store + "/" + TokyoCabinetBackend.restoreStagingName + ".partial")
         }
         #expect(run.interrupted, "the restore finished before the interrupt; make the store bigger")

@@ -136,16 +136,18 @@ import Testing
     }
 
     /// On a pipe (as here) the tool draws nothing: standard error stays empty,
-    /// with or without `--quiet`, and standard output has only the result.
+    /// with or without `--quiet` (which every command that reports takes), and
+    /// standard output has only the result.
     @Test func theToolDrawsNoProgressOnAPipe() throws {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path + "/store")
-        try store.register(Song.self, Playlist.self)
-        try fill(store)
-        store.close()
+        let store = directory.path + "/store"
+        let opened = try ObjectStore(path: store)
+        try opened.register(Song.self, Playlist.self)
+        try fill(opened)
+        opened.close()
         for quiet in [[], ["--quiet"], ["-q"]] {
-            for command in [["verify", directory.path + "/store"], ["compact", directory.path + "/store"],
-                            ["backup", directory.path + "/store", directory.path + "/copy\(quiet.count)\(quiet.first ?? "")"]] {
+            let backup = directory.path + "/backup\(quiet.first ?? "")", copy = directory.path + "/copy\(quiet.first ?? "")"
+            for command in [["verify", store], ["compact", store], ["backup", store, backup], ["restore", backup, store], ["copy", store, copy]] {
                 let result = try runSeparately(cabinetToolPath, command + quiet)
                 #expect(result.status == 0, "\(command + quiet): \(result.error)")
                 #expect(result.error.isEmpty, "\(command + quiet) wrote on standard error: \(result.error.debugDescription)")
