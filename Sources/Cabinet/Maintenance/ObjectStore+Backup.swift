@@ -131,9 +131,9 @@ extension ObjectStore {
     /// the old one, renamed over it), so at every instant the store holds each
     /// class's old table or its new one, whole.
     ///
-    /// `progress`, if given, is called as each table is done (see ``StoreProgress``):
-    /// its units are records, counted a whole table at a time, since a backend
-    /// rewrites a table in one step.
+    /// `progress`, if given, is called as the records are copied (see
+    /// ``StoreProgress``); a table whose backend rewrites it in one step (a
+    /// Tokyo Cabinet index file, a store on a server) counts whole, at its end.
     /// ```swift
     /// try store.compact { print("\($0.what): \($0.completed) of \($0.total ?? 0) records") }
     /// ```
@@ -151,9 +151,9 @@ extension ObjectStore {
             for name in names {
                 counter.begin(name)
                 let table = try backend.openTable(named: name)
-                let records = counter.isReporting ? table.recordCount : 0
-                try table.compact()
-                counter.advance(by: records)
+                let (before, records) = (counter.completed, counter.isReporting ? table.recordCount : 0)
+                try table.compact { counter.advance(to: before + $0) }
+                counter.advance(to: before + records)
             }
             counter.finish()
         }

@@ -1,6 +1,5 @@
 /// How far a long store operation has got: what it is working on, and how many
-/// of its units (records, for every operation but a compaction of a backend
-/// that reports tables) are done out of how many.
+/// of its units (records) are done out of how many.
 ///
 /// The long operations (``StorageBackend/replaceContents(with:formatMarker:progress:)``,
 /// and in the Cabinet module `StoreVerifier.verify`, `ObjectStore.backup`,
@@ -76,9 +75,9 @@ package struct ProgressCounter {
         if completed >= nextReport { report() }
     }
 
-    /// `count` units done at once (a table compacted whole).
-    package mutating func advance(by count: Int) {
-        completed &+= count
+    /// The operation has done `completed` units (a table compacted part way, or whole); reports it.
+    package mutating func advance(to completed: Int) {
+        self.completed = max(self.completed, completed)
         report()
     }
 
