@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Glibc     // Linux, as the rest of Cabinet: isatty, ioctl, signal
 
 /// A one-line progress bar on standard error, for the tools' long commands:
 ///
