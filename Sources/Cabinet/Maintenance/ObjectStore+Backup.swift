@@ -59,7 +59,7 @@ extension ObjectStore {
     }
 
     /// Replaces the store at `path` with the backup at `backup` (made by
-    /// ``backup(to:)`` or `cabinet backup`). The store must not be open anywhere:
+    /// ``backup(to:progress:)`` or `cabinet backup`). The store must not be open anywhere:
     /// its lock is taken for the whole restore.
     ///
     /// ```swift

@@ -17,7 +17,7 @@
 /// an empty file, a link), and Tokyo Cabinet's leftovers (a transaction log of
 /// a killed writer, a rebuild's temporary copy) with what to do.
 ///
-/// It writes nothing: ``verify(path:)`` opens the store read-only, alongside
+/// It writes nothing: ``verify(path:progress:)`` opens the store read-only, alongside
 /// other readers and a writer in another process (whose saves wait while it
 /// runs), so it runs on a live store and on a store it may only read, and
 /// never on a path that is not a store.

@@ -12,7 +12,9 @@
 /// }
 /// ```
 /// `completed` and `total` count the whole operation, not one table, so a bar
-/// drawn from them moves forward only.
+/// drawn from them moves forward only. (The index builds that registering a
+/// class may start report through the store's `indexBuildProgress` instead:
+/// they run inside `register`, which takes no handler.)
 public struct StoreProgress: Sendable, Equatable, CustomStringConvertible {
     /// Called with each report; see ``StoreProgress``.
     public typealias Handler = (StoreProgress) -> Void
