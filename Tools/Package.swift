@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
+        // The progress bar of `cabinet` and `speedtest`: no dependencies, so both share it.
+        .target(name: "TerminalProgress", path: "TerminalProgress"),
         .target(
             name: "SpeedTestKit",
             dependencies: [
@@ -35,7 +37,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "speedtest",
-            dependencies: ["SpeedTestKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["SpeedTestKit", "TerminalProgress", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "speedtest"
         ),
         .executableTarget(
@@ -49,6 +51,7 @@ let package = Package(
                 .product(name: "Cabinet", package: "Cabinet"),
                 .product(name: "CabinetRedis", package: "Cabinet"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TerminalProgress",
             ],
             path: "cabinet"
         ),
@@ -56,6 +59,11 @@ let package = Package(
             name: "SpeedTestKitTests",
             dependencies: ["SpeedTestKit"],
             path: "Tests/SpeedTestKitTests"
+        ),
+        .testTarget(
+            name: "TerminalProgressTests",
+            dependencies: ["TerminalProgress"],
+            path: "Tests/TerminalProgressTests"
         ),
     ],
     swiftLanguageModes: [.v6]

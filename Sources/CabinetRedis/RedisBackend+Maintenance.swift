@@ -44,10 +44,18 @@ extension RedisBackend {
     /// copy into place, under `WATCH` of the copy's keys. All or nothing: a
     /// process that dies before the `EXEC` leaves the store as it was.
     public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
+        try replaceContents(with: source, formatMarker: formatMarker, progress: nil)
+    }
+
+    /// ``replaceContents(with:formatMarker:)``, reporting the records copied into the restore's keys.
+    public func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
         try session.checkWritable()
         let prefix = keys.restorePrefix + RedisSession.hex(RedisSession.newToken()) + "/"
         var copied: [(table: String, ordered: Bool, hash: String?, order: String?)] = []
-        for name in try source.tableNames() {
+        let names = try source.tableNames()
+        var counter = try ProgressCounter(progress, recordsOf: names, in: source)
+        for name in names {
+            counter.begin(name)
             let from = try source.openTable(named: name)
             let ordered = from is any OrderedStorageTable
             let hash = prefix + "t:" + name, order = prefix + "o:" + name
@@ -78,11 +86,14 @@ extension RedisBackend {
                     if ordered { batch.append(adds); adds = RedisCommand("ZADD", order) }
                     if batch.count >= 16 { try flush() }
                 }
+                counter.advance()
                 return true
             }
             try flush()
+            counter.report()
             copied.append((name, ordered, wrote ? hash : nil, wrote && ordered ? order : nil))
         }
+        counter.finish()
         // The switch: old keys out, the copy in, as one EXEC.
         var body = [RedisCommand("MULTI")]
         for name in try tableNames() {

@@ -87,6 +87,9 @@ class ForwardingBackend: StorageBackend {
     func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
         try inner.replaceContents(with: source, formatMarker: formatMarker)
     }
+    func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
+        try inner.replaceContents(with: source, formatMarker: formatMarker, progress: progress)
+    }
     func close() { inner.close() }
 }
 
@@ -128,6 +131,7 @@ class ForwardingTable: StorageTable {
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool { try inner.removeValue(forKey: key) }
     func reserveCapacity(_ records: Int) throws { try inner.reserveCapacity(records) }
     func compact() throws { try inner.compact() }
+    func compact(progress: (Int) -> Void) throws { try inner.compact(progress: progress) }
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { try inner.forEach(body) }
     func beginTransaction() throws { try inner.beginTransaction() }
     func commitTransaction() throws { try inner.commitTransaction() }

@@ -30,10 +30,21 @@ public struct Result: Sendable {
     }
 }
 
+/// Where a plan is when a run starts: the runs done, of how many, and the one starting.
+public struct PlanProgress: Sendable, CustomStringConvertible {
+    /// Runs finished (of every engine × workload × repetition).
+    public var done: Int
+    public var total: Int
+    /// The run starting: "simple-insert × cabinet, run 2 of 3".
+    public var text: String
+    public var description: String { "[\(done + 1)/\(total)] \(text)" }
+}
+
 /// Runs every engine × workload of `plan` in child processes, each in a fresh
 /// directory, interleaving engines (A B C A B C) so drift hits all alike. An
 /// engine that does not run a workload (``Engine/supports(_:)``) is left out of it.
-public func runPlan(_ plan: Plan, progress: (String) -> Void) throws -> [Result] {
+/// `progress` is told as each run starts.
+public func runPlan(_ plan: Plan, progress: (PlanProgress) -> Void) throws -> [Result] {
     var results: [Result] = []
     if plan.engines.contains(where: { engine(named: $0)?.usesRedis ?? false }) {
         _ = try SpeedTestRedis.url()   // started here, so every child uses this one server
@@ -47,8 +58,8 @@ public func runPlan(_ plan: Plan, progress: (String) -> Void) throws -> [Result]
         var samples: [String: [Sample]] = [:]
         for repetition in 1...plan.repetitions {
             for engine in engines(for: workload) {
+                progress(PlanProgress(done: done, total: total, text: "\(workload.rawValue) × \(engine), run \(repetition) of \(plan.repetitions)"))
                 done += 1
-                progress("[\(done)/\(total)] \(workload.rawValue) × \(engine), run \(repetition) of \(plan.repetitions)")
                 samples[engine, default: []].append(try runChild(engine, workload, plan))
             }
         }

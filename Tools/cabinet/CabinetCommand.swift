@@ -54,11 +54,14 @@ struct Info: ParsableCommand {
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Read every record, read-only; exit 1 and name what is damaged or out of place.")
     @Argument(help: "The store directory, or a redis:// URL.") var store: String
+    @OptionGroup var progress: ProgressOptions
 
     func run() throws {
         try reportingErrors {
-            let problems = StoreLocation.isRedis(store) ? try StoreVerifier.verify(StoreLocation.source(store))
-                                                        : try StoreVerifier.verify(path: store)
+            let problems = try progress.reporting("verify") { handler in
+                StoreLocation.isRedis(store) ? try StoreVerifier.verify(StoreLocation.source(store), progress: handler)
+                                             : try StoreVerifier.verify(path: store, progress: handler)
+            }
             guard !problems.isEmpty else {
                 print("\(store): no damage found")
                 return
@@ -74,6 +77,7 @@ struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Copy the store, as of its last save, to a new directory (also while an app has it open).")
     @Argument(help: "The store directory, or a redis:// URL.") var store: String
     @Argument(help: "A new (or empty) directory for the copy, or a redis:// URL (its store is replaced).") var destination: String
+    @OptionGroup var progress: ProgressOptions
 
     func run() throws {
         try reportingErrors {
@@ -86,9 +90,9 @@ struct Backup: ParsableCommand {
                 if StoreLocation.isRedis(destination) {
                     let target = try StoreLocation.target(destination)
                     defer { target.close() }
-                    try opened.backup(into: target)
+                    try progress.reporting("backup") { try opened.backup(into: target, progress: $0) }
                 } else {
-                    try opened.backup(to: destination)
+                    try progress.reporting("backup") { try opened.backup(to: destination, progress: $0) }
                 }
                 print("Backed up \(store) to \(destination)")
                 return
@@ -102,7 +106,7 @@ struct Backup: ParsableCommand {
                 opened = try ObjectStore(path: store, createIfMissing: false)   // a typo must not become a store
             }
             defer { opened.close() }
-            try opened.backup(to: destination)
+            try progress.reporting("backup") { try opened.backup(to: destination, progress: $0) }
             print("Backed up \(store) to \(destination)")
         }
     }
@@ -112,10 +116,11 @@ struct Restore: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Replace a store with a backup (the store must not be open).")
     @Argument(help: "The backup directory.") var backup: String
     @Argument(help: "The store directory to replace.") var store: String
+    @OptionGroup var progress: ProgressOptions
 
     func run() throws {
         try reportingErrors {
-            try ObjectStore.restore(from: backup, to: store)
+            try progress.reporting("restore") { try ObjectStore.restore(from: backup, to: store, progress: $0) }
             print("Restored \(store) from \(backup)")
         }
     }
@@ -127,6 +132,7 @@ struct Copy: ParsableCommand {
         discussion: "cabinet copy /var/lib/music redis://127.0.0.1:6379/0/music, and back. A password goes in the URL (redis://:PASSWORD@host…) or in CABINET_REDIS_PASSWORD.")
     @Argument(help: "The store to copy: a directory, or a redis:// URL.") var source: String
     @Argument(help: "Where the copy goes: a directory (created if missing), or a redis:// URL.") var target: String
+    @OptionGroup var progress: ProgressOptions
 
     func run() throws {
         try reportingErrors {
@@ -134,7 +140,7 @@ struct Copy: ParsableCommand {
             defer { from.close() }
             let to = try StoreLocation.target(target)
             defer { to.close() }
-            try ObjectStore.restore(from: from, to: to)
+            try progress.reporting("copy") { try ObjectStore.restore(from: from, to: to, progress: $0) }
             let records = try from.tableNames().reduce(0) { $0 + (try from.openTable(named: $1).recordCount) }
             print("Copied \(from.path) to \(to.path): \(try from.tableNames().count) tables, \(records) records")
         }
@@ -144,13 +150,14 @@ struct Copy: ParsableCommand {
 struct Compact: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Rewrite every file without its free space.")
     @Argument(help: "The store directory.") var store: String
+    @OptionGroup var progress: ProgressOptions
 
     func run() throws {
         try reportingErrors {
             let opened = try ObjectStore(path: store, createIfMissing: false)   // a typo must not become a store
             defer { opened.close() }
             let before = try StoreInfoSummary.bytes(of: store)
-            try opened.compact()
+            try progress.reporting("compact") { try opened.compact(progress: $0) }
             print("Compacted \(store): \(before) → \(try StoreInfoSummary.bytes(of: store)) bytes")
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SpeedTestKit
+import TerminalProgress
 
 /// `speedtest`: BNRPersistence's speed tests on Cabinet, GRDB and raw Tokyo Cabinet, side by side.
 @main
@@ -48,6 +49,7 @@ struct Compare: ParsableCommand {
 
     @Flag(help: "Run everything at 1/10 of the default sizes.") var quick = false
     @Option(name: .customLong("repeat"), help: "Runs of each engine × workload; the report gives the median.") var repetitions = 3
+    @Flag(name: .shortAndLong, help: "Draw no progress line (none is drawn either when standard error is not a terminal).") var quiet = false
     @Option(parsing: .upToNextOption, help: "Engines to run: cabinet grdb grdb-statement tc-raw cabinet-redis redis-raw redis-per-object.") var engines: [String] = []
     @Option(parsing: .upToNextOption, help: "Workloads to run (default: all).") var workloads: [String] = []
     @Flag(help: "Print one JSON array on standard output instead of a table.") var json = false
@@ -68,6 +70,7 @@ struct Compare: ParsableCommand {
 
     func run() throws {
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let bar = ProgressBar(quiet: quiet, style: .elapsed)
         var plan = Plan(executable: executable)
         plan.sizes = sizeOptions.sizes(base: quick ? Sizes().divided(by: 10) : Sizes())
         plan.repetitions = repetitions
@@ -77,9 +80,9 @@ struct Compare: ParsableCommand {
         // Before the run, so its load average says what else was running, not the run itself.
         var machine = Machine.current()
         let results = try runPlan(plan) { line in
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+            bar.update(line.text, completed: line.done, total: line.total)
         }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        bar.finish()
         if json {
             print(try jsonReport(results))
         } else {

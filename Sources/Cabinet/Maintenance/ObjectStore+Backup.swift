@@ -17,9 +17,14 @@ extension ObjectStore {
     /// (`.NAME.cabinet-partial`) and renamed into place when it is complete, so a
     /// backup that was interrupted leaves no directory at `destination` that
     /// could pass for a backup.
-    public func backup(to destination: String) throws {
+    ///
+    /// `progress`, if given, is called as the records are copied (see ``StoreProgress``):
+    /// ```swift
+    /// try store.backup(to: "/var/backups/music-2026-11-22") { print("\($0.completed) of \($0.total ?? 0)") }
+    /// ```
+    public func backup(to destination: String, progress: StoreProgress.Handler? = nil) throws {
         try copying("backup(to:)") {
-            try TokyoCabinetBackend.createStore(at: destination, copying: backend, formatMarker: recordFormat.marker)
+            try TokyoCabinetBackend.createStore(at: destination, copying: backend, formatMarker: recordFormat.marker, progress: progress)
         }
     }
 
@@ -35,9 +40,10 @@ extension ObjectStore {
     /// let copy = try ObjectStore(backend: snapshot)
     /// ```
     /// All or nothing, as `target`'s ``StorageBackend/replaceContents(with:formatMarker:)`` promises.
-    public func backup(into target: any StorageBackend) throws {
+    /// `progress`, if given, is called as the records are copied (see ``StoreProgress``).
+    public func backup(into target: any StorageBackend, progress: StoreProgress.Handler? = nil) throws {
         try copying("backup(into:)") {
-            try target.replaceContents(with: backend, formatMarker: recordFormat.marker)
+            try target.replaceContents(with: backend, formatMarker: recordFormat.marker, progress: progress)
         }
     }
 
@@ -53,7 +59,7 @@ extension ObjectStore {
     }
 
     /// Replaces the store at `path` with the backup at `backup` (made by
-    /// ``backup(to:)`` or `cabinet backup`). The store must not be open anywhere:
+    /// ``backup(to:progress:)`` or `cabinet backup`). The store must not be open anywhere:
     /// its lock is taken for the whole restore.
     ///
     /// ```swift
@@ -62,8 +68,9 @@ extension ObjectStore {
     /// All or nothing: the backup is first copied into a hidden folder inside the
     /// store, and only once the copy is whole are its files moved into place. If
     /// the restore is interrupted after that point, the next open of the store
-    /// finishes it; before it, the store is as it was.
-    public static func restore(from backup: String, to path: String) throws {
+    /// finishes it; before it, the store is as it was. `progress`, if given, is
+    /// called as the records are copied (see ``StoreProgress``).
+    public static func restore(from backup: String, to path: String, progress: StoreProgress.Handler? = nil) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CabinetError.cannotAccessDirectory(path: backup, reason: "there is no backup directory there; check the path")
@@ -77,7 +84,7 @@ extension ObjectStore {
             let format = try restorableFormat(of: source)
             let target = try TokyoCabinetBackend(directory: path)
             defer { target.close() }
-            try target.replaceContents(with: source, formatMarker: format.marker)
+            try target.replaceContents(with: source, formatMarker: format.marker, progress: progress)
         }
     }
 
@@ -90,10 +97,12 @@ extension ObjectStore {
     /// ```
     /// `source` must be a store (it has tables) with nothing left to recover.
     /// All or nothing, as `target`'s ``StorageBackend/replaceContents(with:formatMarker:)`` promises.
-    public static func restore(from source: any StorageBackend, to target: any StorageBackend) throws {
+    /// `progress`, if given, is called as the records are copied (see ``StoreProgress``).
+    public static func restore(from source: any StorageBackend, to target: any StorageBackend,
+                               progress: StoreProgress.Handler? = nil) throws {
         // The source is read as one operation: a writer of it, elsewhere, does not commit meanwhile.
         try source.services.withCommittedState {
-            try target.replaceContents(with: source, formatMarker: restorableFormat(of: source).marker)
+            try target.replaceContents(with: source, formatMarker: restorableFormat(of: source).marker, progress: progress)
         }
     }
 
@@ -121,7 +130,14 @@ extension ObjectStore {
     /// Each table is rewritten whole or not at all (a Tokyo Cabinet file beside
     /// the old one, renamed over it), so at every instant the store holds each
     /// class's old table or its new one, whole.
-    public func compact() throws {
+    ///
+    /// `progress`, if given, is called as the records are copied (see
+    /// ``StoreProgress``); a table whose backend rewrites it in one step (a
+    /// Tokyo Cabinet index file, a store on a server) counts whole, at its end.
+    /// ```swift
+    /// try store.compact { print("\($0.what): \($0.completed) of \($0.total ?? 0) records") }
+    /// ```
+    public func compact(progress: StoreProgress.Handler? = nil) throws {
         // It rewrites every table: an enumerate body or a read(from:) would be scanning one.
         useDetector.enterAlone("compact()")
         defer { useDetector.leave() }
@@ -130,9 +146,16 @@ extension ObjectStore {
         if journalAwaitsReplay { try recoverInterruptedSave() }
         // In a pool's write block: while no block reads (a read block cannot compact).
         try writingTables {
-            for name in try backend.tableNames() {
-                try backend.openTable(named: name).compact()
+            let names = try backend.tableNames()
+            var counter = try ProgressCounter(progress, recordsOf: names, in: backend)
+            for name in names {
+                counter.begin(name)
+                let table = try backend.openTable(named: name)
+                let (before, records) = (counter.completed, counter.isReporting ? table.recordCount : 0)
+                try table.compact { counter.advance(to: before + $0) }
+                counter.advance(to: before + records)
             }
+            counter.finish()
         }
     }
 }

@@ -17,7 +17,7 @@
 /// an empty file, a link), and Tokyo Cabinet's leftovers (a transaction log of
 /// a killed writer, a rebuild's temporary copy) with what to do.
 ///
-/// It writes nothing: ``verify(path:)`` opens the store read-only, alongside
+/// It writes nothing: ``verify(path:progress:)`` opens the store read-only, alongside
 /// other readers and a writer in another process (whose saves wait while it
 /// runs), so it runs on a live store and on a store it may only read, and
 /// never on a path that is not a store.
@@ -27,28 +27,34 @@ public enum StoreVerifier {
 
     /// The problems found in the store at `path` (empty if none). Throws only if
     /// the store cannot be opened at all (not a store, a file in the way).
-    public static func verify(path: String) throws -> [Problem] {
+    ///
+    /// `progress`, if given, is called as the records are read (see ``StoreProgress``);
+    /// the checks of lists and indexes that follow are reported as one step:
+    /// ```swift
+    /// let problems = try StoreVerifier.verify(path: "/tmp/music") { print($0) }
+    /// ```
+    public static func verify(path: String, progress: StoreProgress.Handler? = nil) throws -> [Problem] {
         var reading = TokyoCabinetBackend.Options()
         reading.readOnly = true
         reading.createIfMissing = false
         let backend = try TokyoCabinetBackend(directory: path, options: reading)
         defer { backend.close() }
-        return try verify(backend)
+        return try verify(backend, progress: progress)
     }
 
     /// The problems found in the store behind `backend`, any backend (empty if
     /// none). A table that waits for a writer's recovery is not read (the
-    /// backend's problems say so).
+    /// backend's problems say so). `progress` as in ``verify(path:progress:)``.
     ///
     /// ```swift
     /// let problems = try StoreVerifier.verify(MemoryBackend())
     /// ```
-    public static func verify(_ backend: any StorageBackend) throws -> [Problem] {
+    public static func verify(_ backend: any StorageBackend, progress: StoreProgress.Handler? = nil) throws -> [Problem] {
         // One read operation: a writer in another process does not commit while it runs.
-        try backend.services.withCommittedState { try check(backend) }
+        try backend.services.withCommittedState { try check(backend, progress: progress) }
     }
 
-    private static func check(_ backend: any StorageBackend) throws -> [Problem] {
+    private static func check(_ backend: any StorageBackend, progress: StoreProgress.Handler?) throws -> [Problem] {
         let services = backend.services
         var problems: [Problem] = []
         do {
@@ -63,15 +69,23 @@ public enum StoreVerifier {
         problems += try catalogProblems(backend)
         let awaitingRecovery = Set(try services.pendingRecovery().compactMap(\.table))
         let tables = try backend.tableNames()
+        // The records read one by one: index files are checked below, as a whole.
+        let scanned = tables.filter { !awaitingRecovery.contains($0) && !$0.hasSuffix(ClassIndexes.suffix) }
+        var counter = ProgressCounter(progress, total: nil)
+        if counter.isReporting {
+            // A damaged table that cannot open is counted as empty: verify reports it below.
+            counter.total = scanned.reduce(0) { $0 + ((try? backend.openTable(named: $1).recordCount) ?? 0) }
+        }
         for name in tables where !awaitingRecovery.contains(name) {
             let location = RecordLocation(file: backend.location(ofTable: name), className: name)
             do {
                 let table = try backend.openTable(named: name)
-                try check(table, name: name, format: format, location: location, into: &problems)
+                try check(table, name: name, format: format, location: location, counter: &counter, into: &problems)
             } catch let error as CabinetError {
                 problems.append(Problem(location: error.location ?? location, reason: "\(error)"))
             }
         }
+        counter.begin("lists and indexes")
         // The trees of out-of-line lists and the index files, once every table is readable enough to walk them.
         if !tables.contains(where: awaitingRecovery.contains) {
             do {
@@ -82,6 +96,7 @@ public enum StoreVerifier {
             }
             problems += try IndexVerifier.problems(in: backend, format: format)
         }
+        counter.finish()
         return problems
     }
 
@@ -118,11 +133,14 @@ public enum StoreVerifier {
     }
 
     private static func check(_ table: any StorageTable, name: String, format: RecordFormat, location: RecordLocation,
-                              into problems: inout [Problem]) throws {
+                              counter: inout ProgressCounter, into problems: inout [Problem]) throws {
         // An index file holds entries without trailers: IndexVerifier checks it, below.
         if name.hasSuffix(ClassIndexes.suffix) { return }
+        counter.begin(name)
+        defer { counter.report() }
         guard !ObjectStore.isAuxiliaryTable(name) else {
             try table.forEach { key, value in
+                counter.advance()
                 var here = location
                 here.className = nil
                 here.file += " [\(String(decoding: key, as: UTF8.self))]"
@@ -137,6 +155,7 @@ public enum StoreVerifier {
         }
         var rows: [UInt32] = []
         try table.forEach { key, value in
+            counter.advance()
             guard key.count == 4 else {
                 problems.append(Problem(location: location, reason: "a key of \(key.count) bytes; row keys are 4 bytes"))
                 return true

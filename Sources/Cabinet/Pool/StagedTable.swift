@@ -123,10 +123,14 @@ class StagedTable: StorageTable {
     }
 
     func compact() throws {
+        try compact { _ in }
+    }
+
+    func compact(progress: (_ recordsCopied: Int) -> Void) throws {
         guard staging.isDirect else {
             throw CabinetError.readOnly(path: path, reason: "a table cannot be compacted while a commit group stages records in it")
         }
-        try base.compact()
+        try base.compact(progress: progress)
     }
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {

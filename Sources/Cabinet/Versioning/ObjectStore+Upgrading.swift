@@ -17,9 +17,15 @@ extension ObjectStore {
     /// the batches already committed stay upgraded and running it again finishes
     /// the job (records already at the current version are skipped). Records of
     /// a newer version are left as they are. The class must have no unsaved changes.
+    ///
+    /// `progress`, if given, is called as the class's records are read (see
+    /// ``StoreProgress``; `what` is the class's name):
+    /// ```swift
+    /// try store.upgradeAll(Person.self) { print("\($0.completed) of \($0.total ?? 0)") }
+    /// ```
     /// - Returns: the number of records rewritten.
     @discardableResult
-    public func upgradeAll(_ type: StoredObject.Type, batchSize: Int = 1_000) throws -> Int {
+    public func upgradeAll(_ type: StoredObject.Type, batchSize: Int = 1_000, progress: StoreProgress.Handler? = nil) throws -> Int {
         useDetector.enter("upgradeAll(_:batchSize:)")
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("upgradeAll(_:batchSize:)") }
@@ -28,21 +34,23 @@ extension ObjectStore {
             throw CabinetError.unsavedChanges(className: entry.name)
         }
         // In a pool's write block: while no block reads (a read block cannot upgrade).
-        return try writingTables { try upgrade(entry, batchSize: batchSize) }
+        return try writingTables { try upgrade(entry, batchSize: batchSize, progress: progress) }
     }
 
-    private func upgrade(_ entry: ClassEntry, batchSize: Int) throws -> Int {
+    private func upgrade(_ entry: ClassEntry, batchSize: Int, progress: StoreProgress.Handler?) throws -> Int {
         let target = entry.type.version
         var rewritten = 0
+        var counter = ProgressCounter(progress, total: max(entry.table.recordCount - 1, 0))
+        counter.begin(entry.name)
         if options.perInstanceVersioning {
-            rewritten = try upgradeVersionedRecords(entry, to: target, batchSize: max(1, batchSize))
+            rewritten = try upgradeVersionedRecords(entry, to: target, batchSize: max(1, batchSize), counter: &counter)
         } else if entry.metadata.version < target {
             // Without a version in each record, a half-done upgrade could not be told
             // apart afterwards: rewrite everything, and the new version with it, at once.
             var upgraded = entry.metadata
             upgraded.version = target
             rewritten = try rewriteRows(entry, in: ClassMetadata.firstObjectRowID...max(entry.metadata.lastRowID, 1),
-                                        finishing: upgraded) { _ in true }
+                                        finishing: upgraded) { _ in counter.advance(); return true }
             entry.metadata = upgraded
         }
         if entry.metadata.version < target {
@@ -57,6 +65,7 @@ extension ObjectStore {
             }
             entry.metadata = upgraded
         }
+        counter.finish()
         return rewritten
     }
 
@@ -66,13 +75,16 @@ extension ObjectStore {
     /// try store.register(Person.self, Song.self)
     /// try store.upgradeAllClassesNeedingUpgrade()
     /// ```
-    public func upgradeAllClassesNeedingUpgrade() throws {
+    /// `progress` is called for each class as ``upgradeAll(_:batchSize:progress:)`` calls it:
+    /// the counts start again at each class (`what` names it).
+    public func upgradeAllClassesNeedingUpgrade(progress: StoreProgress.Handler? = nil) throws {
         for entry in entriesByName.values.sorted(by: { $0.name < $1.name }) where entry.metadata.version < entry.type.version {
-            try upgradeAll(entry.type)
+            try upgradeAll(entry.type, progress: progress)
         }
     }
 
-    private func upgradeVersionedRecords(_ entry: ClassEntry, to target: UInt8, batchSize: Int) throws -> Int {
+    private func upgradeVersionedRecords(_ entry: ClassEntry, to target: UInt8, batchSize: Int,
+                                         counter: inout ProgressCounter) throws -> Int {
         var rewritten = 0
         var seen = 0
         let stored = max(entry.table.recordCount - 1, 0)
@@ -84,6 +96,7 @@ extension ObjectStore {
             let end = start &+ UInt32(batchSize - 1) < start ? last : min(last, start &+ UInt32(batchSize - 1))
             rewritten += try rewriteRows(entry, in: start...end) { version in
                 seen += 1
+                counter.advance()
                 return version < target
             }
             if end == last { break }

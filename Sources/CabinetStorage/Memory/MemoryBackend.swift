@@ -64,8 +64,13 @@ public final class MemoryBackend: StorageBackend, StoreServices {
     /// protocol says: a store still open on them would otherwise go on reading
     /// and saving records that are no longer this backend's, and lose them.
     public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
+        try replaceContents(with: source, formatMarker: formatMarker, progress: nil)
+    }
+
+    /// ``replaceContents(with:formatMarker:)``, reporting the records copied.
+    public func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
         let copy = MemoryBackend(name: path)
-        try copy.copyContents(of: source, formatMarker: formatMarker)
+        try copy.copyContents(of: source, formatMarker: formatMarker, progress: progress)
         for table in tables.values { table.close() }
         (tables, self.formatMarker, catalog, journal) = (copy.tables, copy.formatMarker, copy.catalog, nil)
     }

@@ -5,7 +5,8 @@
 ///
 /// The layer above talks to a store only through this protocol,
 /// ``StorageTable`` and ``StoreServices``; this is the whole contract. Every
-/// requirement must be implemented (there are no defaults), and every one that
+/// requirement must be implemented (there are no defaults, but for the
+/// progress-reporting ``replaceContents(with:formatMarker:progress:)``), and every one that
 /// can fail throws a ``CabinetError`` that names where (a table's ``location(ofTable:)``,
 /// the store's ``path``); none traps on damaged data. A minimal backend's shape:
 /// ```swift
@@ -105,6 +106,15 @@ public protocol StorageBackend: AnyObject {
     /// that were open are closed: open them again.
     func replaceContents(with source: any StorageBackend, formatMarker: String) throws
 
+    /// ``replaceContents(with:formatMarker:)``, calling `progress` as the records
+    /// of `source` are copied (see ``StoreProgress``). The one requirement with a
+    /// default: a backend written before it copies without reports.
+    ///
+    /// ```swift
+    /// try target.replaceContents(with: source, formatMarker: marker) { print($0) }
+    /// ```
+    func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws
+
     /// Closes every table and releases the store's lock. Calling it twice does nothing.
     func close()
 }
@@ -134,14 +144,23 @@ public struct StorageProblem: Sendable, CustomStringConvertible {
 }
 
 extension StorageBackend {
+    /// Copies without reports: the default for a backend that implements only
+    /// ``replaceContents(with:formatMarker:)``.
+    public func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
+        try replaceContents(with: source, formatMarker: formatMarker)
+    }
+
     /// Copies `source`'s tables record by record, its catalog and `formatMarker`
     /// into this backend, which should be new and empty: the marker first, then
     /// the tables (one transaction each), and the catalog last, after the tables
     /// it lists, as a store writes them. Not all-or-nothing by itself: callers
     /// copy into a store that is not yet in place (see ``replaceContents(with:formatMarker:)``).
-    package func copyContents(of source: any StorageBackend, formatMarker: String) throws {
+    package func copyContents(of source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler? = nil) throws {
         try services.writeFormatMarker(formatMarker)
-        for name in try source.tableNames() {
+        let names = try source.tableNames()
+        var counter = try ProgressCounter(progress, recordsOf: names, in: source)
+        for name in names {
+            counter.begin(name)
             let from = try source.openTable(named: name)
             // An ordered table stays ordered: the copy is made the same kind before any record goes in.
             let to: any StorageTable = from is any OrderedStorageTable ? try openOrderedTable(named: name) : try openTable(named: name)
@@ -149,10 +168,13 @@ extension StorageBackend {
             try to.transaction {
                 try from.forEach { key, value in
                     try to.setValue(value, forKey: key)
+                    counter.advance()
                     return true
                 }
             }
+            counter.report()
         }
+        counter.finish()
         if let catalog = try source.services.readCatalog() { try services.writeCatalog(catalog) }
     }
 }

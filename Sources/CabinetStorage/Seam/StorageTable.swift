@@ -76,6 +76,12 @@ public protocol StorageTable: AnyObject {
     /// that has no free space implements it as an empty method.
     func compact() throws
 
+    /// ``compact()``, calling `progress` with the records copied so far every
+    /// ``StoreProgress/reportingInterval`` records, for a table that copies
+    /// them one by one. The one requirement with a default: a table written
+    /// before it compacts without reports (the store reports it whole, at its end).
+    func compact(progress: (_ recordsCopied: Int) -> Void) throws
+
     /// Calls `body` with each key and value, in the table's own order, until it
     /// returns `false`; an error `body` throws ends the scan and is rethrown.
     /// The table must not be changed while this runs; other tables may be read.
@@ -96,6 +102,11 @@ public protocol StorageTable: AnyObject {
 }
 
 extension StorageTable {
+    /// Compacts without reports: the default for a table that implements only ``compact()``.
+    public func compact(progress: (_ recordsCopied: Int) -> Void) throws {
+        try compact()
+    }
+
     /// ``withValues(forKeys:_:)`` for a table that reads one key at a time: a loop of ``withValue(forKey:_:)``.
     package func withValuesOneByOne(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
         for (index, key) in keys.enumerated() {

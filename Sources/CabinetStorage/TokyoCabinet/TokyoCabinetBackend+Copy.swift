@@ -18,12 +18,13 @@ extension TokyoCabinetBackend {
     /// (`.NAME.cabinet-partial`), flushed, and renamed into place when it is
     /// complete, so an interrupted copy leaves no directory at `destination` that
     /// could pass for a store. `source` is only read.
-    package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String) throws {
-        try createStore(at: destination) { try $0.copyContents(of: source, formatMarker: formatMarker) }
+    package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String,
+                                    progress: StoreProgress.Handler? = nil) throws {
+        try createStore(at: destination) { try $0.copyContents(of: source, formatMarker: formatMarker, progress: progress) }
     }
 
     /// Writes a new store directory at `destination` whose content `fill` writes
-    /// into the backend it is given, whole or not at all, as ``createStore(at:copying:formatMarker:)``.
+    /// into the backend it is given, whole or not at all, as ``createStore(at:copying:formatMarker:progress:)``.
     package static func createStore(at destination: String, filling fill: (TokyoCabinetBackend) throws -> Void) throws {
         try TokyoCabinetDirectory.publishDirectory(at: destination, what: "a backup") { staging in
             try writeStore(into: staging, filling: fill)
@@ -35,11 +36,18 @@ extension TokyoCabinetBackend {
     /// then moved into place by `finishRestore()`, which the next writable open
     /// repeats if the process dies before it is done.
     public func replaceContents(with source: any StorageBackend, formatMarker: String) throws {
+        try replaceContents(with: source, formatMarker: formatMarker, progress: nil)
+    }
+
+    /// ``replaceContents(with:formatMarker:)``, reporting the records copied into the folder.
+    public func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
         try checkWritable("a restore needs to write")
         let staging = restoreStagingPath
         try? FileManager.default.removeItem(atPath: staging + ".partial")
         do {
-            try TokyoCabinetBackend.writeStore(into: staging + ".partial") { try $0.copyContents(of: source, formatMarker: formatMarker) }
+            try TokyoCabinetBackend.writeStore(into: staging + ".partial") {
+                try $0.copyContents(of: source, formatMarker: formatMarker, progress: progress)
+            }
             let catalog = try source.services.readCatalog() != nil ? [TokyoCabinetBackend.catalogFileName] : []
             try TokyoCabinetBackend.writeManifest(names: try source.tableNames() + catalog, in: staging + ".partial")
         } catch {

@@ -25,24 +25,33 @@ extension TokyoCabinetTable {
 
     /// Rewrites the file without free space, with buckets for twice its records.
     func compact() throws {
-        try rebuild(buckets: Int64(max(recordCount * 2 + 1, Int(options.bucketCount))), operation: "compact")
+        try compact { _ in }
+    }
+
+    /// ``compact()``, reporting the records copied into the new file.
+    func compact(progress: (_ recordsCopied: Int) -> Void) throws {
+        try rebuild(buckets: Int64(max(recordCount * 2 + 1, Int(options.bucketCount))), operation: "compact", progress: progress)
     }
 
     /// The temporary file a rebuild or creation of this table writes.
     var temporaryPath: String { directory + "/" + DirectoryFiles.temporaryPrefix + name }
 
-    /// Copies every record into a new file with `buckets` buckets, then puts it in this file's place.
-    func rebuild(buckets: Int64, operation: String) throws {
+    /// Copies every record into a new file with `buckets` buckets, then puts it
+    /// in this file's place; `progress` hears of every ``StoreProgress/reportingInterval`` records copied.
+    func rebuild(buckets: Int64, operation: String, progress: (_ recordsCopied: Int) -> Void = { _ in }) throws {
         if readOnly { throw CabinetError.readOnly(path: path, reason: "\(operation) needs to write") }
         let hdb = try open()
         let tuning = (buckets: buckets, alignment: Int8(bitPattern: hdb.pointee.apow),
                       pool: Int8(bitPattern: hdb.pointee.fpow), flags: hdb.pointee.opts)
+        var copied = 0
         try writeTemporary(tuning: tuning, operation: operation) { copy in
             try forEach { key, value in
                 // An empty value has no address; Tokyo Cabinet still wants a valid pointer (it reads 0 bytes).
                 guard tchdbput(copy, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(hdb), Int32(value.count)) else {
                     throw temporaryFailure(copy, operation)
                 }
+                copied &+= 1
+                if copied % StoreProgress.reportingInterval == 0 { progress(copied) }
                 return true
             }
         }
