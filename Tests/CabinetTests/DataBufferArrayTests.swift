@@ -78,10 +78,11 @@ final class Recording: StoredObject {
         // A value cut short after its presence byte.
         var cut = DataBuffer(bytes: [1, 7, 0])
         let truncated = #expect(throws: CabinetError.self) { try cut.readOptional { try $0.readUInt32() } }
-        #expect(truncated?.code == .truncatedRecord)
+        #expect(truncated?.code == .truncatedRecord && cut.readOffset == 0)
         // An element cut short inside an array.
         var element = DataBuffer(bytes: [2, 0, 0, 0, 1, 0, 0, 0, 2, 0])
         #expect(throws: CabinetError.self) { try element.readUInt32s() }
+        #expect(element.readOffset == 0, "a failed read leaves the cursor where it was")
     }
 
     @Test(arguments: BackendKind.allCases)

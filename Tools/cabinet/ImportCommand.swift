@@ -20,7 +20,7 @@ struct Import: ParsableCommand {
             for note in report.skipped { print("Left out \(note)") }
             guard report.problems.isEmpty else {
                 for problem in report.problems { print(problem) }
-                print("Imported \(source) into \(destination), but \(report.problems.count) problem\(report.problems.count == 1 ? " was" : "s were") found: the records named are not in the new store")
+                print("Imported \(source) into \(destination), but \(report.problems.count) problem\(report.problems.count == 1 ? " was" : "s were") found (above); the records marked 'not imported' are not in the new store")
                 throw ExitCode.failure
             }
             print("Imported \(source) into \(destination): \(report.tables.count) files, \(report.tables.reduce(0) { $0 + $1.records }) records, checked against the source")

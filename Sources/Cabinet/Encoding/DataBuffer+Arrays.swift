@@ -23,11 +23,17 @@ extension DataBuffer {
     /// dates = try buffer.readArray(minimumElementSize: 8) { try $0.readDate() }
     /// ```
     public mutating func readArray<Element>(minimumElementSize: Int, _ read: (inout DataBuffer) throws -> Element) throws -> [Element] {
-        let count = try readCount(bytesPerElement: max(minimumElementSize, 1), of: "values")
-        var values: [Element] = []
-        values.reserveCapacity(count)
-        for _ in 0..<count { values.append(try read(&self)) }
-        return values
+        let start = readerIndex
+        do {
+            let count = try readCount(bytesPerElement: max(minimumElementSize, 1), of: "values")
+            var values: [Element] = []
+            values.reserveCapacity(count)
+            for _ in 0..<count { values.append(try read(&self)) }
+            return values
+        } catch {
+            readerIndex = start     // a failed read leaves the cursor where it was
+            throw error
+        }
     }
 
     /// Writes an array of strings (each as ``writeString(_:)``).

@@ -23,11 +23,18 @@ extension DataBuffer {
     /// rating = try buffer.readOptional { try $0.readUInt32() }
     /// ```
     public mutating func readOptional<Value>(_ read: (inout DataBuffer) throws -> Value) throws -> Value? {
+        let start = readerIndex
         switch try readUInt8() {
         case 0: return nil
-        case 1: return try read(&self)
+        case 1:
+            do {
+                return try read(&self)
+            } catch {
+                readerIndex = start     // a failed read leaves the cursor where it was
+                throw error
+            }
         case let marker:
-            readerIndex -= 1
+            readerIndex = start
             throw malformed("an optional value's presence byte \(marker) (0 or 1 expected)")
         }
     }

@@ -19,10 +19,11 @@ extension ObjectStore {
     /// itself and this machine's Tokyo Cabinet writes the new one.
     ///
     /// `source` is only read. `destination` must not exist or be empty; the new
-    /// store is written under a hidden name and renamed into place when it is
-    /// complete (as ``backup(to:)`` is), read back record by record against the
-    /// source, then checked by ``StoreVerifier``, whose findings join the report's
-    /// problems. A source without a format marker (BNRPersistence's) gives a store
+    /// store is written under a hidden name, read back record by record against
+    /// the source, checked by ``StoreVerifier`` (whose findings join the report's
+    /// problems), and only then renamed into place, so it appears checked or not
+    /// at all. `progress` is called as the records are written (``StoreProgress``).
+    /// A source without a format marker (BNRPersistence's) gives a store
     /// in the plain record format, as BNRPersistence wrote it.
     ///
     /// Damage in the source is reported per record, never trapped on: a damaged
@@ -30,11 +31,15 @@ extension ObjectStore {
     /// ``StoreImportReport/problems``. A source with an unfinished transaction or
     /// save, index files, or files that are not part of a store is refused before
     /// anything is written, with what to do.
-    public static func importStore(from source: String, to destination: String) throws -> StoreImportReport {
-        var report = try TokyoCabinetBackend.importStore(from: source, to: destination,
-                                                         defaultFormatMarker: RecordFormat.plain.marker)
-        report.problems += try StoreVerifier.verify(path: destination)
-        return report
+    public static func importStore(from source: String, to destination: String,
+                                   progress: StoreProgress.Handler? = nil) throws -> StoreImportReport {
+        // A marker this version does not know is refused before anything is written.
+        if let marker = try DirectoryFiles.read(source + "/" + TokyoCabinetBackend.formatFileName).map({ String(decoding: $0, as: UTF8.self) }),
+           RecordFormat(marker: marker) == nil {
+            throw CabinetError.unsupportedFormat(path: source, reason: "its format marker says '\(marker.trimmingCharacters(in: .whitespacesAndNewlines))', which this version of Cabinet does not know")
+        }
+        return try TokyoCabinetBackend.importStore(from: source, to: destination, defaultFormatMarker: RecordFormat.plain.marker,
+                                                   progress: progress) { try StoreVerifier.verify(path: $0) }
     }
 }
 
@@ -53,13 +58,14 @@ extension ObjectStore {
     /// which. Only Tokyo Cabinet's structures change: every record's bytes are the
     /// store's. ``importStore(from:to:)`` reads the result back.
     @discardableResult
-    public func exportStore(to destination: String, byteOrder: TokyoCabinetByteOrder = .littleEndian) throws -> [String] {
+    public func exportStore(to destination: String, byteOrder: TokyoCabinetByteOrder = .littleEndian,
+                            progress: StoreProgress.Handler? = nil) throws -> [String] {
         let url = URL(fileURLWithPath: destination)
         let temporary = url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".cabinet-export"
         try? FileManager.default.removeItem(atPath: temporary)
         defer { try? FileManager.default.removeItem(atPath: temporary) }
         try TokyoCabinetDirectory.refuseNonEmpty(destination, for: "an export")
-        try backup(to: temporary)
+        try backup(to: temporary, progress: progress)
         return try TokyoCabinetByteSwap.convertStore(at: temporary, to: destination, as: byteOrder)
     }
 }

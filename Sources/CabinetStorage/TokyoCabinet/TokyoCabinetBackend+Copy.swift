@@ -69,7 +69,7 @@ extension TokyoCabinetBackend {
 
     /// Writes a complete store at `directory` (which must not exist) with `fill`,
     /// flushed to the disk before anything renames it into place.
-    private static func writeStore(into directory: String, filling fill: (TokyoCabinetBackend) throws -> Void) throws {
+    package static func writeStore(into directory: String, filling fill: (TokyoCabinetBackend) throws -> Void) throws {
         let target = try TokyoCabinetBackend(directory: directory)
         defer { target.close() }
         try fill(target)

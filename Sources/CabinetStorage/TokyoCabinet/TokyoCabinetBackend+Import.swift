@@ -36,71 +36,90 @@ public struct StoreImportReport: Sendable {
 /// Importing a store whose Tokyo Cabinet files are in the other byte order (a
 /// store written on a Mac, read on Debian), or in this one: every record is read
 /// without Tokyo Cabinet (`TokyoCabinetHashFileReader`) and written into a new
-/// store by this machine's Tokyo Cabinet, whole or not at all (as a backup is
-/// written), then checked record by record against the source.
+/// store by this machine's Tokyo Cabinet, then checked record by record against
+/// the source and by `verify`, all before the new store is renamed into place:
+/// whole and checked, or not there at all.
 extension TokyoCabinetBackend {
     /// Writes a new store at `destination` (a new or empty directory) with every
-    /// record of the store at `source`, which is only read. The new store gets the
-    /// source's format marker, or `defaultFormatMarker` if it has none.
+    /// sound record of the store at `source`, which is only read. The new store
+    /// gets the source's format marker, or `defaultFormatMarker` if it has none;
+    /// `verify` checks the written store (its path) before it is put in place, and
+    /// its findings join the report's problems.
     ///
-    /// Damaged records are left out and listed in the report's problems; a source
-    /// with files that are not part of a store, an unfinished transaction or save,
-    /// or index files is refused before anything is written. After writing, every
-    /// record is read back and compared with the source; a difference removes
-    /// the new store and throws.
-    package static func importStore(from source: String, to destination: String,
-                                    defaultFormatMarker: String) throws -> StoreImportReport {
+    /// Damaged records are left out and listed in the report's problems (at most
+    /// ``TokyoCabinetHashFileReader/damageReportLimit`` per file); a source with
+    /// files that are not part of a store, an unfinished transaction or save is
+    /// refused before anything is written.
+    package static func importStore(from source: String, to destination: String, defaultFormatMarker: String,
+                                    progress: StoreProgress.Handler? = nil,
+                                    verify: (String) throws -> [StorageProblem]) throws -> StoreImportReport {
         let contents = try ImportSource(directory: source)
         var report = StoreImportReport(source: source, destination: destination, problems: contents.unreadable, skipped: contents.skipped)
-        try createStore(at: destination) { target in
-            try target.services.writeFormatMarker(contents.formatMarker ?? defaultFormatMarker)
+        try TokyoCabinetDirectory.publishDirectory(at: destination, what: "an import") { staging in
+            var surveys: [TokyoCabinetHashFileReader.Survey] = []
             for (name, reader) in contents.tables {
-                let table = try target.openTable(named: name)
-                try table.reserveCapacity(Int(clamping: reader.header.recordCount))
-                let records = try table.transaction {
-                    try reader.forEachRecord({ key, value in try table.setValue(value, forKey: key) },
-                                             damaged: { report.problems.append(problem($0, table: name, file: reader.path)) })
-                }
-                report.tables.append(.init(name: name, records: records, byteOrder: reader.header.byteOrder))
+                surveys.append(reader.survey { report.problems.append(problem($0, table: name, file: reader.path)) })
             }
-            if let catalog = contents.catalog { try target.services.writeCatalog(catalog) }
-        }
-        do {
-            try compare(contents, with: destination, report: report)
-        } catch {
-            try? FileManager.default.removeItem(atPath: destination)
-            throw error
+            var counter = ProgressCounter(progress, total: surveys.reduce(0) { $0 + $1.count })
+            try writeStore(into: staging) { target in
+                try target.services.writeFormatMarker(contents.formatMarker ?? defaultFormatMarker)
+                for ((name, reader), survey) in zip(contents.tables, surveys) {
+                    counter.begin(name)
+                    let table = try target.openTable(named: name)
+                    try table.reserveCapacity(survey.count)
+                    var keys = Set<[UInt8]>()
+                    try table.transaction {
+                        try reader.forEachRecord(in: survey) { key, value in
+                            counter.advance()
+                            guard keys.insert(Array(key)).inserted else {
+                                let duplicate = TokyoCabinetHashFileReader.Damage(offset: 0, key: Array(key), reason: "a second record with the same key (the first one read is imported)")
+                                return report.problems.append(problem(duplicate, table: name, file: reader.path))
+                            }
+                            try table.setValue(value, forKey: key)
+                        }
+                    }
+                    report.tables.append(.init(name: name, records: keys.count, byteOrder: reader.header.byteOrder))
+                }
+                if let catalog = contents.catalog { try target.services.writeCatalog(catalog) }
+            }
+            counter.finish()
+            try compare(contents, surveys, withStoreAt: staging, report: report)
+            report.problems += try verify(staging)
         }
         return report
     }
 
-    /// Reads every record of the new store back and compares it with the source's.
-    private static func compare(_ contents: ImportSource, with destination: String, report: StoreImportReport) throws {
+    /// Reads every record of the written store back and compares it with the source's.
+    private static func compare(_ contents: ImportSource, _ surveys: [TokyoCabinetHashFileReader.Survey],
+                                withStoreAt path: String, report: StoreImportReport) throws {
         var reading = Options()
         reading.readOnly = true
         reading.createIfMissing = false
-        let copy = try TokyoCabinetBackend(directory: destination, options: reading)
+        let copy = try TokyoCabinetBackend(directory: path, options: reading)
         defer { copy.close() }
-        for ((name, reader), written) in zip(contents.tables, report.tables) {
+        for (((name, reader), survey), written) in zip(zip(contents.tables, surveys), report.tables) {
             let table = try copy.openTable(named: name)
             func differs(_ why: String) -> CabinetError {
-                .malformedRecord(RecordLocation(file: table.path, className: name),
-                                 reason: "the imported copy differs from the source (\(why)); the new store was removed. Check that nothing writes to the source, then import again")
+                .malformedRecord(RecordLocation(file: reader.path, className: name),
+                                 reason: "the imported copy differs from the source (\(why)), so nothing was imported. Check that nothing writes to the source, then import again")
             }
             guard table.recordCount == written.records else {
                 throw differs("\(table.recordCount) records written, \(written.records) read")
             }
-            _ = try reader.forEachRecord({ key, value in
+            var keys = Set<[UInt8]>()
+            try reader.forEachRecord(in: survey) { key, value in
+                guard keys.insert(Array(key)).inserted else { return }
                 let same = try table.withValue(forKey: key) { $0.elementsEqual(value) }
                 guard same == true else { throw differs(same == nil ? "a record is missing" : "a record's bytes differ") }
-            }, damaged: { _ in })
+            }
         }
     }
 
     private static func problem(_ damage: TokyoCabinetHashFileReader.Damage, table: String, file: String) -> StorageProblem {
         let row = damage.key.flatMap { $0.count == 4 ? $0.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } : nil }
+        let place = damage.offset > 0 ? "at offset \(damage.offset): " : ""
         return StorageProblem(location: RecordLocation(file: file, className: table, rowID: row),
-                              reason: "at offset \(damage.offset): \(damage.reason); not imported")
+                              reason: place + damage.reason + (damage.recordLost ? "; not imported" : ""))
     }
 }
 
@@ -151,7 +170,9 @@ private struct ImportSource {
         switch TokyoCabinetDirectory.classify(name, in: URL(fileURLWithPath: path).deletingLastPathComponent().path) {
         case .table:
             if let problem = TableName.problem(with: name) { throw refuse(problem) }
-            if TokyoCabinetHashHeader.read(path: path)?.type == TokyoCabinetHashHeader.bTreeType {
+            // Only a file named as Cabinet names index files: a class file whose type byte
+            // is damaged must be reported, not left out.
+            if name.hasSuffix(".index"), TokyoCabinetHashHeader.read(path: path)?.type == TokyoCabinetHashHeader.bTreeType {
                 skipped.append("\(name): an index file, built again from the records when the store is opened with its classes")
                 return
             }

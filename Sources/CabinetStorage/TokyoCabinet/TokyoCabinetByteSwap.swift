@@ -123,7 +123,7 @@ private struct ConvertedFile {
         while written < buffer.count {
             let count = buffer[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw DirectoryFiles.failure("write", path) }
+            guard count > 0 else { throw DirectoryFiles.failure("write", path, code: count == 0 ? EIO : errno) }
             written += count
         }
         buffer.removeAll(keepingCapacity: true)

@@ -111,7 +111,8 @@ package struct BlockReader {
         let magic = try number(UInt8.self, &cursor, at: offset)
         if magic == TokyoCabinetFileScan.freeBlockMagic {
             let size = Int(try number(UInt32.self, &cursor, at: offset))
-            guard size > 0, size <= file.count - offset else {
+            // Its magic and its own size take 5 bytes: a smaller one is not a block.
+            guard size >= 5, size <= file.count - offset else {
                 throw damaged(at: offset, "a free block of \(size) bytes")
             }
             return Block(size: size)

@@ -4,176 +4,140 @@ import Foundation
 /// in either byte order: how a store written on a Mac (little-endian) is read
 /// on Debian (big-endian), whose Tokyo Cabinet refuses it.
 ///
-/// Records are read in file order with ``BlockReader``, as Cabinet's own scans
-/// read native files, and each is checked against the hash byte Tokyo Cabinet
-/// keeps of its key. Every byte is untrusted: a damaged block is reported with
-/// its offset and the walk goes on at the next record the file's hash index
-/// (its buckets and their chains) points to, so one damaged record costs that
-/// record only. Nothing here writes; the file is mapped read-only.
+/// The file is read into memory whole (a file on a mounted volume that shrinks
+/// while it is read must not fault a mapping). Every byte is untrusted. Reading
+/// is two passes: a survey, then the records it found.
+/// - The survey walks the blocks in file order with ``BlockReader``, as Cabinet's
+///   own scans read native files. A block counts only if it starts on the file's
+///   alignment, parses, and (a record) carries the hash byte Tokyo Cabinet keeps
+///   of its key. After a block that does not, the walk resumes at the first
+///   record the file's hash index (its buckets and their chains) reaches past the
+///   last sound block, so a damaged size cannot hide the records it jumped over.
+/// - When anything was damaged, or the count differs from the header's, the
+///   records are checked against the index: a record the index reaches but the
+///   walk stepped over is taken, and the record whose size covered it is not.
+/// Nothing here writes.
 package final class TokyoCabinetHashFileReader {
-    /// What went wrong at one place in the file: `key` when the record's key could be read.
+    /// What went wrong at one place in the file: `key` when the record's key could
+    /// be read; `recordLost` when a record there is not read (not for a file-wide note).
     package struct Damage {
         package var offset: Int
         package var key: [UInt8]?
         package var reason: String
+        package var recordLost = true
     }
+
+    /// The records a survey found: their offsets in the file, in file order.
+    package struct Survey {
+        package var offsets: [Int] = []
+        package var count: Int { offsets.count }
+    }
+
+    /// The most damage reports one file gives; past it, one line says how many more.
+    package static let damageReportLimit = 1_000
 
     package let path: String
     package let header: TokyoCabinetHashHeader
-    private let descriptor: Int32
-    private let map: UnsafeMutableRawPointer?
-    private let length: Int
+    private let bytes: [UInt8]
 
-    /// Opens and maps the file at `path`, refusing what it cannot read: a file
-    /// that is not a Tokyo Cabinet hash database (or whose header makes no sense
-    /// in either byte order), a B+ tree file, compressed records.
+    /// Reads the file at `path`, refusing what it cannot read: a file that is not
+    /// a Tokyo Cabinet hash database (or whose header makes no sense in either
+    /// byte order), a B+ tree's file, compressed records.
     package init(path: String) throws {
         self.path = path
         let location = RecordLocation(file: path)
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw DirectoryFiles.failure("open", path)
-        }
-        var status = stat()
-        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            _ = close(fd)
+        guard let bytes = try TokyoCabinetHashFileReader.readWhole(path) else {
             throw CabinetError.notADatabase(location, reason: "it is not a regular file")
         }
-        let size = Int(status.st_size)
-        var head = [UInt8](repeating: 0, count: TokyoCabinetDirectory.headerSize)
-        let read = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard read == head.count, let header = head.withUnsafeBytes({ TokyoCabinetHashHeader(head: $0, fileSize: size) }) else {
-            _ = close(fd)
-            let why = head.starts(with: TokyoCabinetDirectory.magic) && read == head.count
+        guard let header = bytes.withUnsafeBytes({ TokyoCabinetHashHeader(head: $0, fileSize: bytes.count) }) else {
+            let why = bytes.starts(with: TokyoCabinetDirectory.magic) && bytes.count >= TokyoCabinetDirectory.headerSize
                 ? "its header makes no sense in either byte order (damaged)" : "it does not start with Tokyo Cabinet's magic"
             throw CabinetError.notADatabase(location, reason: why)
         }
-        guard header.type == TokyoCabinetHashHeader.hashType else {
-            _ = close(fd)
-            throw CabinetError.notADatabase(location, reason: "it is the hash file under a B+ tree (an index file), which is read only through Tokyo Cabinet; leave it out, and `cabinet reindex` builds the index again from the records")
+        switch header.type {
+        case TokyoCabinetHashHeader.hashType: break
+        case TokyoCabinetHashHeader.bTreeType:
+            throw CabinetError.notADatabase(location, reason: "it is the hash file under a B+ tree, which a class file or a named-buffer file never is")
+        default:
+            throw CabinetError.notADatabase(location, reason: "it is a Tokyo Cabinet database of type \(header.type), not a hash database")
         }
         guard !header.isCompressed else {
-            _ = close(fd)
             throw CabinetError.notADatabase(location, reason: "its records are compressed (Tokyo Cabinet option \(header.options)), which Cabinet does not read without Tokyo Cabinet")
         }
-        guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else {
-            let code = errno
-            _ = close(fd)
-            throw DirectoryFiles.failure("mmap", path, code: code)
+        (self.header, self.bytes) = (header, bytes)
+    }
+
+    /// The whole regular file at `path` (no link followed), or nil if it is not one.
+    private static func readWhole(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw DirectoryFiles.failure("open", path) }
+        defer { _ = close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw DirectoryFiles.failure("read", path) }
+            if count == 0 { break }     // shorter than it was a moment ago: read what is there
+            done += count
         }
-        _ = madvise(map, size, Int32(MADV_SEQUENTIAL))
-        (self.header, descriptor, self.map, length) = (header, fd, map, size)
+        return Array(bytes.prefix(done))
     }
 
-    deinit {
-        if let map { munmap(map, length) }
-        _ = close(descriptor)
-    }
-
-    /// The whole file's bytes, mapped read-only.
+    /// The whole file's bytes.
     package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: map, count: length))
+        try bytes.withUnsafeBytes(body)
     }
 
-    /// Hands every readable record to `body` in file order and every damaged
-    /// place to `damaged`; returns how many records `body` got.
-    package func forEachRecord(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void,
-                               damaged: (Damage) -> Void) throws -> Int {
-        try Self.forEachRecord(in: UnsafeRawBufferPointer(start: map, count: length), header: header, path: path, body, damaged: damaged)
+    /// Finds the file's sound records, handing each damaged place to `damaged`
+    /// (at most ``damageReportLimit`` of them, then one that counts the rest).
+    package func survey(damaged: (Damage) -> Void) -> Survey {
+        var given = 0, withheld = 0, lastWithheld = 0
+        let found = bytes.withUnsafeBytes { file in
+            Self.survey(file, header: header, path: path) { damage in
+                guard given < Self.damageReportLimit else {
+                    withheld += 1
+                    lastWithheld = damage.offset
+                    return
+                }
+                given += 1
+                damaged(damage)
+            }
+        }
+        if withheld > 0 {
+            damaged(Damage(offset: lastWithheld, reason: "and \(withheld) more damaged places in this file, not listed one by one"))
+        }
+        return found
     }
 
-    /// The walk over `file`'s bytes (the whole file), apart from any mapping so
-    /// that `make fuzz` can feed it arbitrary bytes.
+    /// Hands the records of `survey` to `body`, in file order.
+    package func forEachRecord(in survey: Survey, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws {
+        try bytes.withUnsafeBytes { file in
+            let reader = Self.blockReader(file, header: header, path: path)
+            for offset in survey.offsets {
+                guard let (key, value) = try reader.block(at: offset).record else { continue }
+                try body(key, value)
+            }
+        }
+    }
+
+    /// Survey, then every record (for the fuzzer and tests): how many were read.
     package static func forEachRecord(in file: UnsafeRawBufferPointer, header: TokyoCabinetHashHeader, path: String,
                                       _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void,
                                       damaged: (Damage) -> Void) throws -> Int {
-        let stated = Int(clamping: header.fileSize)
-        if stated != file.count {
-            damaged(Damage(offset: min(stated, file.count), reason: "the header says the file has \(stated) bytes, but it has \(file.count): it was cut short or grown while it was copied; records past the end are missing"))
+        let found = survey(file, header: header, path: path, damaged: damaged)
+        let reader = blockReader(file, header: header, path: path)
+        for offset in found.offsets {
+            if let (key, value) = try reader.block(at: offset).record { try body(key, value) }
         }
-        let end = min(stated, file.count)
-        let region = UnsafeRawBufferPointer(rebasing: file[..<end])
-        let reader = BlockReader(file: region, bigEndian: header.byteOrder == .bigEndian, wideOffsets: header.wideOffsets, path: path,
-                                 advice: "the record there is skipped")
-        var index: RecordIndex?
-        var offset = Int(clamping: header.firstRecord)
-        var records = 0
-        var damagedBlocks = 0
-        while offset < end {
-            let block: BlockReader.Block
-            do {
-                block = try reader.block(at: offset)
-            } catch let error as CabinetError {
-                damagedBlocks += 1
-                damaged(Damage(offset: offset, reason: error.underlying?.message ?? "\(error)"))
-                // Resume at the next record the hash index knows of.
-                if index == nil { index = RecordIndex(file: region, header: header) }
-                guard let next = index?.firstOffset(after: offset) else { break }
-                offset = next
-                continue
-            }
-            if let (key, value) = block.record {
-                let expected = TokyoCabinetHashHeader.bucketAndHash(of: key, bucketCount: header.bucketCount).hash
-                if region[offset + 1] == expected {
-                    try body(key, value)
-                    records += 1
-                } else {
-                    damagedBlocks += 1
-                    damaged(Damage(offset: offset, key: Array(key),
-                                   reason: "the record's key does not match the hash Tokyo Cabinet kept of it (stored \(region[offset + 1]), computed \(expected)): its key or header is damaged"))
-                }
-            }
-            offset += block.size
-        }
-        if damagedBlocks == 0, UInt64(records) != header.recordCount {
-            damaged(Damage(offset: 0, reason: "the header counts \(header.recordCount) records, but \(records) were found in the file"))
-        }
-        return records
-    }
-}
-
-/// The offsets of the records a hash file's index reaches: every bucket's
-/// record and, through their left and right child offsets, the rest of its
-/// chain. Built only after damage, to find where the next whole record starts.
-private struct RecordIndex {
-    private var offsets: [Int]
-
-    init(file: UnsafeRawBufferPointer, header: TokyoCabinetHashHeader) {
-        let width = Int(header.bucketWidth)
-        let shift = Int(header.alignmentPower)
-        let first = Int(clamping: header.firstRecord)
-        func offset(at position: Int) -> Int? {
-            guard position >= 0, position <= file.count - width else { return nil }
-            let raw: UInt64 = width == 8 ? file.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-                                         : UInt64(file.loadUnaligned(fromByteOffset: position, as: UInt32.self))
-            let value = header.byteOrder == .bigEndian ? (width == 8 ? UInt64(bigEndian: raw) : UInt64(UInt32(bigEndian: UInt32(raw))))
-                                                       : (width == 8 ? UInt64(littleEndian: raw) : UInt64(UInt32(littleEndian: UInt32(raw))))
-            guard value > 0, value <= UInt64(Int.max) >> shift else { return nil }
-            let target = Int(value) << shift
-            return target >= first && target < file.count ? target : nil
-        }
-        var seen = Set<Int>()
-        var pending: [Int] = []
-        let buckets = Int(clamping: header.bucketCount)
-        for bucket in 0..<buckets {
-            if let target = offset(at: TokyoCabinetDirectory.headerSize + bucket * width) { pending.append(target) }
-        }
-        // Each offset is visited once (a damaged chain may loop), and only records have children.
-        while let next = pending.popLast() {
-            guard seen.insert(next).inserted, file[next] == TokyoCabinetFileScan.recordMagic else { continue }
-            if let left = offset(at: next + 2) { pending.append(left) }
-            if let right = offset(at: next + 2 + width) { pending.append(right) }
-        }
-        offsets = seen.sorted()
+        return found.count
     }
 
-    /// The first record offset the index knows past `offset`, if any.
-    func firstOffset(after offset: Int) -> Int? {
-        var low = 0, high = offsets.count
-        while low < high {
-            let middle = (low + high) / 2
-            if offsets[middle] <= offset { low = middle + 1 } else { high = middle }
-        }
-        return low < offsets.count ? offsets[low] : nil
+    static func blockReader(_ file: UnsafeRawBufferPointer, header: TokyoCabinetHashHeader, path: String) -> BlockReader {
+        let end = min(Int(clamping: header.fileSize), file.count)
+        return BlockReader(file: UnsafeRawBufferPointer(rebasing: file[..<end]), bigEndian: header.byteOrder == .bigEndian,
+                           wideOffsets: header.wideOffsets, path: path, advice: "the record there is not imported")
     }
 }

@@ -25,9 +25,11 @@ extension TokyoCabinetTable {
     /// Tokyo Cabinet does not write (a Mac's file on Debian): asked only after
     /// Tokyo Cabinet refused the file, so that the error can say what it is.
     static func foreignLayout(ofFileAt path: String) -> TokyoCabinetByteOrder? {
-        guard let header = TokyoCabinetHashHeader.read(path: path), let native = TokyoCabinetByteOrder.native,
-              header.byteOrder != native else { return nil }
-        return header.byteOrder
+        guard let header = TokyoCabinetHashHeader.read(path: path) else { return nil }
+        // Without the probe (no temporary directory to write it in), a header that is
+        // sound in exactly one order, refused by Tokyo Cabinet, is in the other one.
+        guard let native = TokyoCabinetByteOrder.native else { return header.byteOrder }
+        return header.byteOrder != native ? header.byteOrder : nil
     }
 
     static func hasMagic(atPath path: String) -> Bool {
