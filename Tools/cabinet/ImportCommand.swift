@@ -10,10 +10,11 @@ struct Import: ParsableCommand {
         discussion: "cabinet import ~/MacLibrary /var/lib/library. The source is only read; the new store is written whole or not at all, compared record by record with the source, then verified. Damaged records are left out and listed (exit status 1).")
     @Argument(help: "The store copied from a Mac (a BNRPersistence or Cabinet store directory).") var source: String
     @Argument(help: "A new (or empty) directory for the converted store.") var destination: String
+    @OptionGroup var progress: ProgressOptions
 
     func run() throws {
         try reportingErrors {
-            let report = try ObjectStore.importStore(from: source, to: destination)
+            let report = try progress.reporting("import") { try ObjectStore.importStore(from: source, to: destination, progress: $0) }
             for table in report.tables {
                 print("\(table.name): \(table.records) record\(table.records == 1 ? "" : "s") (\(table.byteOrder) in the source)")
             }
@@ -36,12 +37,14 @@ struct Export: ParsableCommand {
         discussion: "cabinet export /var/lib/library /srv/to-mac/library. Index files are left out: the next open with the app's classes builds them again.")
     @Argument(help: "The store directory.") var store: String
     @Argument(help: "A new (or empty) directory for the copy.") var destination: String
+    @OptionGroup var progress: ProgressOptions
 
     func run() throws {
         try reportingErrors {
             let opened = try ObjectStore(path: store, readOnly: true)
             defer { opened.close() }
-            for note in try opened.exportStore(to: destination, byteOrder: .littleEndian) { print("Left out \(note)") }
+            let notes = try progress.reporting("export") { try opened.exportStore(to: destination, byteOrder: .littleEndian, progress: $0) }
+            for note in notes { print("Left out \(note)") }
             print("Exported \(store) to \(destination) in the little-endian layout (a Mac's Tokyo Cabinet)")
         }
     }

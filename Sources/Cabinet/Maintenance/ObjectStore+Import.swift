@@ -51,12 +51,12 @@ extension ObjectStore {
     /// ```swift
     /// try store.exportStore(to: "/srv/to-mac/library")   // then copy the folder to the Mac
     /// ```
-    /// The copy is a ``backup(to:)`` (so it works while the app keeps using the
+    /// The copy is a ``backup(to:progress:)`` (so it works while the app keeps using the
     /// store, and on every backend) whose files are then rewritten in the other
     /// layout, whole or not at all. Index files are left out (the next open with
     /// the classes builds them again from the records); the returned notes say
     /// which. Only Tokyo Cabinet's structures change: every record's bytes are the
-    /// store's. ``importStore(from:to:)`` reads the result back.
+    /// store's. ``importStore(from:to:progress:)`` reads the result back.
     @discardableResult
     public func exportStore(to destination: String, byteOrder: TokyoCabinetByteOrder = .littleEndian,
                             progress: StoreProgress.Handler? = nil) throws -> [String] {
