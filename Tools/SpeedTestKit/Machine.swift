@@ -22,6 +22,7 @@ public struct Machine: Sendable, Equatable {
     /// about 1): on a shared machine, whether others started work meanwhile.
     public var loadAverageAtEnd: Double?
 
+    /// A machine described by hand (tests); ``current(now:)`` reads this one's.
     public init(cpu: String, cores: Int, memoryBytes: Int, system: String, swift: String, date: String,
                 loadAverage: Double? = nil, loadAverageAtEnd: Double? = nil) {
         self.cpu = cpu

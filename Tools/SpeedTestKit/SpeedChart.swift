@@ -10,13 +10,18 @@ import Foundation
 ///
 /// A pure function of its fields, so a test can check the picture.
 public struct SpeedChart: Sendable {
+    /// The run's medians, as ``runPlan(_:progress:)`` returns them.
     public var results: [Result]
+    /// Where the run measured, for the subtitle.
     public var machine: Machine
+    /// The run's sizes, for the subtitle (each workload's header gives its own count).
     public var sizes: Sizes
+    /// How many runs each median is of.
     public var repetitions: Int
     /// Whether the run made the Tokyo Cabinet engines fsync every commit (`--sync`).
     public var sync: Bool
 
+    /// A chart of `results`, measured on `machine` at `sizes`, `repetitions` runs each.
     public init(results: [Result], machine: Machine, sizes: Sizes, repetitions: Int, sync: Bool = false) {
         self.results = results
         self.machine = machine
@@ -28,10 +33,7 @@ public struct SpeedChart: Sendable {
     /// The chart as a standalone SVG document.
     public func svg() -> String {
         let groups = chartGroups(results)
-        let engines = groups.flatMap { $0.bars.map(\.engine) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-        let out = SVGWriter()
         let style = ChartStyle()
-
         // Room beside the axis for the labels of the bars that reach its ends:
         // a label sits past its bar's end, so the widest one on each side decides.
         let bars = groups.flatMap(\.bars)
@@ -39,16 +41,46 @@ public struct SpeedChart: Sendable {
         let rightRoom = max(28, bars.filter { ($0.ratio ?? 0) >= 1 }.map { style.labelWidth($0.label) + 8 }.max() ?? 0)
         let axis = LogAxis(ratios: bars.compactMap(\.ratio), left: style.nameRight + leftRoom,
                            right: style.width - style.margin - rightRoom)
-        let one = axis.x(1)
 
-        // Heading: title, machine, sizes, how to read it; then the legend, wrapped.
+        let engines = bars.map(\.engine).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        // With no ratio at all (Cabinet ran none of the workloads) there is no axis to draw.
+        let hasAxis = bars.contains { $0.ratio != nil }
+        let (heading, tickRow) = self.heading(engines: engines, one: hasAxis ? axis.x(1) : nil, style: style)
+        let plot = Plot(groups: groups, axis: axis, top: tickRow + 8, style: style)
+
+        // Gridlines beside the bars (not through the workloads' headers), tick labels above and below.
+        var grid: [String] = []
+        for tick in hasAxis ? axis.ticks : [] {
+            let x = axis.x(tick), isOne = tick == 1
+            for span in plot.rowSpans {
+                grid.append("<line class=\"grid\" data-ratio=\"\(tickLabel(tick))\" x1=\"\(f(x))\" y1=\"\(f(span.top))\" x2=\"\(f(x))\" y2=\"\(f(span.bottom))\" "
+                            + "stroke=\"\(isOne ? "#444" : "#c9ccd1")\" stroke-width=\"\(isOne ? "1.5" : "1")\"/>")
+            }
+            for labelY in [tickRow, plot.bottom + 16] {
+                grid.append(SVGWriter.text(tickLabel(tick), x: x, y: labelY, size: 12, anchor: "middle", fill: "#444"))
+            }
+        }
+        let height = plot.bottom + 34
+        var svg = ["<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(f(style.width))\" height=\"\(f(height))\" "
+                   + "viewBox=\"0 0 \(f(style.width)) \(f(height))\" role=\"img\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\">",
+                   "<title>Cabinet speed test, \(xmlEscaped(machine.date))</title>",
+                   SVGWriter.rect(x: 0, y: 0, width: style.width, height: height, fill: "#ffffff")]
+        // The bands go first, then the gridlines over them, then bars and labels.
+        svg += heading + plot.bands + grid + plot.body
+        svg.append("</svg>")
+        return svg.joined(separator: "\n") + "\n"
+    }
+
+    /// Title, machine, sizes, how to read it, the legend (wrapped) and the
+    /// faster/slower captions either side of 1× (if there is an axis); and where the tick labels go.
+    private func heading(engines: [String], one: Double?, style: ChartStyle) -> (elements: [String], tickRow: Double) {
         var y = 34.0
-        var heading: [String] = []
-        heading.append(out.text("Cabinet speed test: each engine's median time relative to Cabinet's",
-                                x: style.margin, y: y, size: 20, weight: "bold"))
-        for line in [machine.summary, sizeLine, "Bar length: engine ÷ Cabinet on a log scale; left of 1× is faster than Cabinet, right is slower. Query workloads compare the time per query."] {
+        var elements = [SVGWriter.text("Cabinet speed test: each engine's median time relative to Cabinet's",
+                                       x: style.margin, y: y, size: 20, weight: "bold")]
+        for line in [machine.summary, sizeLine, "Bar length: engine ÷ Cabinet on a log scale; left of 1× is faster than Cabinet, "
+                     + "right is slower. Query workloads compare the time per query."] {
             y += 19
-            heading.append(out.text(line, x: style.margin, y: y, size: 12, fill: "#333"))
+            elements.append(SVGWriter.text(line, x: style.margin, y: y, size: 12, fill: "#333"))
         }
         y += 14
         var legendX = style.margin
@@ -58,76 +90,16 @@ public struct SpeedChart: Sendable {
                 legendX = style.margin
                 y += 20
             }
-            heading.append(out.rect(x: legendX, y: y, width: 12, height: 12, fill: chartColor(engine), extra: ""))
-            heading.append(out.text(engine, x: legendX + 18, y: y + 10.5, size: 12))
+            elements.append(SVGWriter.rect(x: legendX, y: y, width: 12, height: 12, fill: chartColor(engine)))
+            elements.append(SVGWriter.text(engine, x: legendX + 18, y: y + 10.5, size: 12))
             legendX += width
         }
         y += 38
-        heading.append(out.text("← faster than Cabinet", x: one - 8, y: y, size: 12, anchor: "end", weight: "bold", fill: "#333"))
-        heading.append(out.text("slower than Cabinet →", x: one + 8, y: y, size: 12, weight: "bold", fill: "#333"))
-        y += 18
-        let tickRow = y
-        let plotTop = y + 8
-
-        // The groups: a band per workload, its header, then a row per engine.
-        var bands: [String] = [], body: [String] = []
-        // Where the gridlines run: beside the bars, not through the workloads' headers.
-        var rowSpans: [(top: Double, bottom: Double)] = []
-        y = plotTop
-        for (index, group) in groups.enumerated() {
-            let height = 26 + Double(group.bars.count) * style.rowHeight + 6
-            if index % 2 == 0 {
-                bands.append(out.rect(x: style.margin, y: y, width: style.width - 2 * style.margin, height: height, fill: "#f3f4f6", extra: ""))
-            }
-            body.append(out.text(group.title, x: style.margin + 6, y: y + 18, size: 14, weight: "bold", extra: " data-workload=\"\(xmlEscaped(group.workload.rawValue))\""))
-            var row = y + 26
-            rowSpans.append((top: row - 2, bottom: y + height))
-            for bar in group.bars {
-                let middle = row + style.rowHeight / 2
-                body.append(out.text(bar.engine, x: style.nameRight - 8, y: middle + 4.5, size: 13, anchor: "end"))
-                let data = " data-workload=\"\(xmlEscaped(group.workload.rawValue))\" data-engine=\"\(xmlEscaped(bar.engine))\""
-                if let ratio = bar.ratio {
-                    let end = axis.x(ratio)
-                    // Cabinet's own bar has no length: a short mark across 1× shows where it is.
-                    let left = min(one, end), width = max(abs(end - one), 5)
-                    let x = abs(end - one) < 5 ? one - 2.5 : left
-                    body.append(out.rect(x: x, y: middle - style.barHeight / 2, width: width, height: style.barHeight,
-                                         fill: chartColor(bar.engine), extra: data + " data-ratio=\"\(ratio)\""))
-                    let faster = ratio < 1
-                    body.append(out.text(bar.label, x: faster ? min(end, one - 2.5) - 5 : max(end, one + 2.5) + 5, y: middle + 4.5,
-                                         size: style.labelSize, anchor: faster ? "end" : "start", extra: data))
-                } else {
-                    body.append(out.text(bar.label, x: style.nameRight, y: middle + 4.5, size: style.labelSize, fill: "#555", extra: data))
-                }
-                row += style.rowHeight
-            }
-            y += height
+        if let one {
+            elements.append(SVGWriter.text("← faster than Cabinet", x: one - 8, y: y, size: 12, anchor: "end", weight: "bold", fill: "#333"))
+            elements.append(SVGWriter.text("slower than Cabinet →", x: one + 8, y: y, size: 12, weight: "bold", fill: "#333"))
         }
-        let plotBottom = y
-
-        // Gridlines under the bars, tick labels above and below the plot.
-        var grid: [String] = []
-        for tick in axis.ticks {
-            let x = axis.x(tick)
-            let isOne = tick == 1
-            for span in rowSpans {
-                grid.append("<line class=\"grid\" data-ratio=\"\(tickLabel(tick))\" x1=\"\(f(x))\" y1=\"\(f(span.top))\" x2=\"\(f(x))\" y2=\"\(f(span.bottom))\" "
-                            + "stroke=\"\(isOne ? "#444" : "#c9ccd1")\" stroke-width=\"\(isOne ? "1.5" : "1")\"/>")
-            }
-            for labelY in [tickRow, plotBottom + 16] {
-                grid.append(out.text(tickLabel(tick), x: x, y: labelY, size: 12, anchor: "middle", fill: "#444"))
-            }
-        }
-        let height = plotBottom + 34
-        var svg = ["<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(f(style.width))\" height=\"\(f(height))\" "
-                   + "viewBox=\"0 0 \(f(style.width)) \(f(height))\" role=\"img\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\">",
-                   "<title>Cabinet speed test, \(xmlEscaped(machine.date))</title>",
-                   out.rect(x: 0, y: 0, width: style.width, height: height, fill: "#ffffff", extra: "")]
-        svg += heading
-        // The bands go first, then the gridlines over them, then bars and labels.
-        svg += bands + grid + body
-        svg.append("</svg>")
-        return svg.joined(separator: "\n") + "\n"
+        return (elements, y + 18)
     }
 
     /// The sizes and repeat count, in one subtitle line.
@@ -137,6 +109,52 @@ public struct SpeedChart: Sendable {
             + "\(grouped(sizes.queries)) queries · median of \(repetitions) run\(repetitions == 1 ? "" : "s")"
         if sync { line += " · Tokyo Cabinet engines fsync every commit" }
         return line
+    }
+}
+
+/// The workloads laid out from `top` down: a band every other workload, its
+/// header, then a row per engine (its name, its bar from 1×, its label).
+private struct Plot {
+    var bands: [String] = [], body: [String] = []
+    /// Where the gridlines run: the rows of each workload that has ratios.
+    var rowSpans: [(top: Double, bottom: Double)] = []
+    var bottom: Double
+
+    init(groups: [ChartGroup], axis: LogAxis, top: Double, style: ChartStyle) {
+        let one = axis.x(1)
+        var y = top
+        for (index, group) in groups.enumerated() {
+            let height = 26 + Double(group.bars.count) * style.rowHeight + 6
+            let workload = " data-workload=\"\(xmlEscaped(group.workload.rawValue))\""
+            if index % 2 == 0 {
+                bands.append(SVGWriter.rect(x: style.margin, y: y, width: style.width - 2 * style.margin, height: height, fill: "#f3f4f6"))
+            }
+            body.append(SVGWriter.text(group.title, x: style.margin + 6, y: y + 18, size: 14, weight: "bold", extra: workload))
+            var row = y + 26
+            // A workload without ratios gets no axis: its times stand alone.
+            if group.bars.contains(where: { $0.ratio != nil }) { rowSpans.append((top: row - 2, bottom: y + height)) }
+            for bar in group.bars {
+                let middle = row + style.rowHeight / 2
+                body.append(SVGWriter.text(bar.engine, x: style.nameRight - 8, y: middle + 4.5, size: 13, anchor: "end"))
+                let data = workload + " data-engine=\"\(xmlEscaped(bar.engine))\""
+                if let ratio = bar.ratio {
+                    let end = axis.x(ratio)
+                    // Cabinet's own bar has no length: a short mark across 1× shows where it is.
+                    let width = max(abs(end - one), 5)
+                    let x = abs(end - one) < 5 ? one - 2.5 : min(one, end)
+                    body.append(SVGWriter.rect(x: x, y: middle - style.barHeight / 2, width: width, height: style.barHeight,
+                                               fill: chartColor(bar.engine), extra: data + " data-ratio=\"\(ratio)\""))
+                    let faster = ratio < 1
+                    body.append(SVGWriter.text(bar.label, x: faster ? min(end, one - 2.5) - 5 : max(end, one + 2.5) + 5, y: middle + 4.5,
+                                               size: style.labelSize, anchor: faster ? "end" : "start", extra: data))
+                } else {
+                    body.append(SVGWriter.text(bar.label, x: style.nameRight, y: middle + 4.5, size: style.labelSize, fill: "#555", extra: data))
+                }
+                row += style.rowHeight
+            }
+            y += height
+        }
+        bottom = y
     }
 }
 
@@ -164,7 +182,11 @@ func chartGroups(_ results: [Result]) -> [ChartGroup] {
         let base = rows.first { $0.engine == CabinetEngine.name }.map(comparedTime)
         var title = "\(workload.rawValue) — \(header(workload, first.median)), median of \(first.samples)"
         if workload.isQuery { title += ", time per query" }
-        if base == nil { title += " — Cabinet did not run it: no ratio" }
+        if base == nil {
+            title += " — Cabinet did not run it: no ratio"
+        } else if base == 0 {
+            title += " — Cabinet took no measurable time: no ratio"
+        }
         let bars = rows.map { row -> ChartBar in
             let time = comparedTime(row)
             let shown = workload.isQuery ? milliseconds(time) + "/query" : duration(time)
@@ -294,14 +316,14 @@ func xmlEscaped(_ text: String) -> String {
 private func f(_ value: Double) -> String { String(format: "%.1f", value) }
 
 /// Makes SVG elements; all text goes through ``xmlEscaped(_:)`` here.
-private struct SVGWriter {
-    func text(_ text: String, x: Double, y: Double, size: Double, anchor: String = "start", weight: String = "normal",
+private enum SVGWriter {
+    static func text(_ text: String, x: Double, y: Double, size: Double, anchor: String = "start", weight: String = "normal",
               fill: String = "#111", extra: String = "") -> String {
         "<text x=\"\(f(x))\" y=\"\(f(y))\" font-size=\"\(f(size))\" text-anchor=\"\(anchor)\""
             + (weight == "normal" ? "" : " font-weight=\"\(weight)\"") + " fill=\"\(fill)\"\(extra)>\(xmlEscaped(text))</text>"
     }
 
-    func rect(x: Double, y: Double, width: Double, height: Double, fill: String, extra: String) -> String {
+    static func rect(x: Double, y: Double, width: Double, height: Double, fill: String, extra: String = "") -> String {
         "<rect x=\"\(f(x))\" y=\"\(f(y))\" width=\"\(f(width))\" height=\"\(f(height))\" fill=\"\(fill)\"\(extra)/>"
     }
 }

@@ -140,6 +140,10 @@ import Testing
         #expect(texts.contains("1.50 s") && texts.contains("4.00 ms"))
         #expect(!elements.contains { $0.localName == "rect" && $0.value(of: "data-workload") == "named-buffer" })
         #expect(texts.contains("30.0 ms · 3.00×"))
+        // Without Cabinet anywhere there is no axis: times alone, no gridlines or ticks.
+        let alone = try Self.elements(Self.chart([Self.result(.namedBuffer, "grdb", seconds: 1.5)]).svg())
+        #expect(alone.compactMap(\.stringValue).contains("1.50 s"))
+        #expect(!alone.contains { $0.localName == "line" } && !alone.compactMap(\.stringValue).contains("1×"))
     }
 
     @Test func durationsReadAsPeopleWriteThem() {
