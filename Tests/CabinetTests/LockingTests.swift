@@ -50,6 +50,23 @@ import Testing
         return (holder, input)
     }
 
+    /// Tokyo Cabinet opens a file once per process: a second open of a class file
+    /// this process reads already says so and what to use, and that works.
+    @Test func aSecondHandleInOneProcessIsRefusedWithWhatToUseInstead() throws {
+        let directory = try makeStore()
+        var options = TokyoCabinetBackend.Options()
+        options.readOnly = true
+        let backend = try TokyoCabinetBackend(directory: directory.path, options: options)
+        let reader = try ObjectStore(backend: backend)
+        defer { reader.close() }
+        try reader.register(Song.self)
+        let error = #expect(throws: CabinetError.self) { try StoreInfo(path: directory.path) }
+        let message = error.map(String.init(describing:)) ?? ""
+        #expect(message.contains("open already") && message.contains("StoreInfo(backend:)"), "\(message)")
+        let info = try StoreInfo(backend: backend)
+        #expect(info.tables.first { $0.name == "Song" }?.records == 2)
+    }
+
     @Test func readersShareAStoreWithEachOtherAndWithAWriterElsewhere() throws {
         let directory = try makeStore()
         let (holder, input) = try startHolder(directory.path, reading: true)     // another process reads

@@ -16,6 +16,11 @@ extension TokyoCabinetTable {
             return .notADatabase(location, reason: reason)
         case Int(TCELOCK):
             return .storeLocked(path: path, pid: nil)
+        case Int(TCETHREAD):
+            // Tokyo Cabinet keeps one handle per file in a process and refuses a second
+            // one with this code (Debian's 1.4.48; a reader's open as much as a writer's).
+            return .backendFailure(location, operation: "open", code: code,
+                                   message: "\(message): this process has the file open already (another ObjectStore, StorePool or backend of this store), and Tokyo Cabinet opens a file once per process. Read through the backend that store was opened with (StoreInfo(backend:), StoreVerifier.verify(_:)), or from another process")
         default:
             return .backendFailure(location, operation: "open", code: code, message: message)
         }
