@@ -85,6 +85,17 @@ import Testing
         #expect(verifying?.code == .foreignByteOrder)
     }
 
+    /// A Mac's file with an unfinished transaction of its own: a reader here is told
+    /// what the file is (its transaction can be finished only on the Mac), not to open it writable.
+    @Test func aMacStoreWithAnUnfinishedTransactionIsNamedForWhatItIs() throws {
+        let directory = try TemporaryDirectory()
+        let (store, _) = try Self.unpackFixture(into: directory)
+        try ForeignFileTests.patch(store, "Song", at: 33, [0x01])           // the open flag
+        try Data([UInt8](repeating: 0, count: 336)).write(to: URL(fileURLWithPath: store + "/Song.wal"))
+        let error = #expect(throws: CabinetError.self) { try ObjectStore(path: store, readOnly: true).register(Song.self) }
+        #expect(error?.code == .foreignByteOrder, "\(String(describing: error))")
+    }
+
     @Test func importCopiesEveryRowClassVersionAndByte() throws {
         let directory = try TemporaryDirectory()
         let (store, expected) = try Self.unpackFixture(into: directory)

@@ -178,6 +178,10 @@ public final class ObjectStore {
             if services.isReadOnly {
                 let pending = try services.pendingRecovery()
                 if !pending.isEmpty {
+                    // A Mac's file with a transaction of its own: say what the file is.
+                    for table in pending.compactMap(\.table) {
+                        if let foreign = TokyoCabinetDirectory.foreignLayoutError(ofTable: backend.location(ofTable: table)) { throw foreign }
+                    }
                     throw CabinetError.recoveryPending(path: backend.path, reason: pending.map(\.description).joined(separator: "; "))
                 }
             }

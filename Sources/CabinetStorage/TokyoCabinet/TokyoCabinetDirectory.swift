@@ -166,6 +166,18 @@ package enum TokyoCabinetDirectory {
         }
     }
 
+    /// The ``CabinetError/Code-swift.struct/foreignByteOrder`` error for the file at
+    /// `path` if it is a sound hash file in the byte order this machine's Tokyo
+    /// Cabinet does not write (`nil` otherwise, and when that order is unknown):
+    /// asked where a file's own state (an unfinished transaction) would otherwise
+    /// be reported first, with advice that does not apply to it.
+    package static func foreignLayoutError(ofTable path: String) -> CabinetError? {
+        guard let native = TokyoCabinetByteOrder.native, let header = TokyoCabinetHashHeader.read(path: path),
+              header.byteOrder != native else { return nil }
+        return .foreignByteOrder(RecordLocation(file: path), store: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+                                 layout: header.byteOrder)
+    }
+
     /// Refuses a table's file (or its transaction log) that is a link: Tokyo Cabinet
     /// opens both by path, and would read, fill or truncate whatever the link points at.
     package static func refuseLinks(forTable path: String) throws {

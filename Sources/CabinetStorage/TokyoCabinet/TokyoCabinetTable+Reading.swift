@@ -72,6 +72,9 @@ extension TokyoCabinetTable {
         var status = stat()
         guard lstat(path + ".wal", &status) == 0 else { return }
         if TokyoCabinetDirectory.transactionPending(table: path, logSize: Int(status.st_size)) {
+            // A Mac's file with its own unfinished transaction, which only the Mac can
+            // finish: the error that says what the file is says what to do.
+            if let foreign = TokyoCabinetDirectory.foreignLayoutError(ofTable: path) { throw foreign }
             throw interruptedTransaction(path)
         }
     }
