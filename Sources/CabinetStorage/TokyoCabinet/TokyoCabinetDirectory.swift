@@ -168,12 +168,19 @@ package enum TokyoCabinetDirectory {
 
     /// The ``CabinetError/Code-swift.struct/foreignByteOrder`` error for the file at
     /// `path` if it is a sound hash file in the byte order this machine's Tokyo
-    /// Cabinet does not write (`nil` otherwise, and when that order is unknown):
-    /// asked where a file's own state (an unfinished transaction) would otherwise
-    /// be reported first, with advice that does not apply to it.
-    package static func foreignLayoutError(ofTable path: String) -> CabinetError? {
-        guard let native = TokyoCabinetByteOrder.native, let header = TokyoCabinetHashHeader.read(path: path),
-              header.byteOrder != native else { return nil }
+    /// Cabinet does not write (`nil` otherwise). Asked after Tokyo Cabinet refused
+    /// the file (`refused`), and where a file's own state (an unfinished
+    /// transaction) would otherwise be reported first, with advice that does not
+    /// apply to it. When this machine's order is unknown (no temporary directory
+    /// for the probe), a file Tokyo Cabinet refused whose header is sound in
+    /// exactly one order is in the other one; without a refusal, nothing is said.
+    package static func foreignLayoutError(ofTable path: String, refused: Bool = false) -> CabinetError? {
+        guard let header = TokyoCabinetHashHeader.read(path: path) else { return nil }
+        if let native = TokyoCabinetByteOrder.native {
+            guard header.byteOrder != native else { return nil }
+        } else if !refused {
+            return nil
+        }
         return .foreignByteOrder(RecordLocation(file: path), store: URL(fileURLWithPath: path).deletingLastPathComponent().path,
                                  layout: header.byteOrder)
     }

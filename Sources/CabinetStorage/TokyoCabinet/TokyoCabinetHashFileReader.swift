@@ -46,8 +46,9 @@ package final class TokyoCabinetHashFileReader {
     package init(path: String) throws {
         self.path = path
         let location = RecordLocation(file: path)
-        guard let bytes = try TokyoCabinetHashFileReader.readWhole(path) else {
-            throw CabinetError.notADatabase(location, reason: "it is not a regular file")
+        // Read to its end, whatever its size is by then (no link followed, no FIFO opened).
+        guard let bytes = try DirectoryFiles.read(path) else {
+            throw CabinetError.notADatabase(location, reason: "it is gone")
         }
         guard let header = bytes.withUnsafeBytes({ TokyoCabinetHashHeader(head: $0, fileSize: bytes.count) }) else {
             let why = bytes.starts(with: TokyoCabinetDirectory.magic) && bytes.count >= TokyoCabinetDirectory.headerSize
@@ -65,25 +66,6 @@ package final class TokyoCabinetHashFileReader {
             throw CabinetError.notADatabase(location, reason: "its records are compressed (Tokyo Cabinet option \(header.options)), which Cabinet does not read without Tokyo Cabinet")
         }
         (self.header, self.bytes) = (header, bytes)
-    }
-
-    /// The whole regular file at `path` (no link followed), or nil if it is not one.
-    private static func readWhole(_ path: String) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw DirectoryFiles.failure("open", path) }
-        defer { _ = close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var done = 0
-        while done < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw DirectoryFiles.failure("read", path) }
-            if count == 0 { break }     // shorter than it was a moment ago: read what is there
-            done += count
-        }
-        return Array(bytes.prefix(done))
     }
 
     /// The whole file's bytes.
@@ -114,13 +96,7 @@ package final class TokyoCabinetHashFileReader {
 
     /// Hands the records of `survey` to `body`, in file order.
     package func forEachRecord(in survey: Survey, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws {
-        try bytes.withUnsafeBytes { file in
-            let reader = Self.blockReader(file, header: header, path: path)
-            for offset in survey.offsets {
-                guard let (key, value) = try reader.block(at: offset).record else { continue }
-                try body(key, value)
-            }
-        }
+        try bytes.withUnsafeBytes { try Self.forEachRecord(in: $0, at: survey, header: header, path: path, body) }
     }
 
     /// Survey, then every record (for the fuzzer and tests): how many were read.
@@ -128,11 +104,16 @@ package final class TokyoCabinetHashFileReader {
                                       _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void,
                                       damaged: (Damage) -> Void) throws -> Int {
         let found = survey(file, header: header, path: path, damaged: damaged)
+        try forEachRecord(in: file, at: found, header: header, path: path, body)
+        return found.count
+    }
+
+    private static func forEachRecord(in file: UnsafeRawBufferPointer, at survey: Survey, header: TokyoCabinetHashHeader, path: String,
+                                      _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws {
         let reader = blockReader(file, header: header, path: path)
-        for offset in found.offsets {
+        for offset in survey.offsets {
             if let (key, value) = try reader.block(at: offset).record { try body(key, value) }
         }
-        return found.count
     }
 
     static func blockReader(_ file: UnsafeRawBufferPointer, header: TokyoCabinetHashHeader, path: String) -> BlockReader {

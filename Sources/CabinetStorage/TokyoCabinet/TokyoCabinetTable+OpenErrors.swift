@@ -9,9 +9,7 @@ extension TokyoCabinetTable {
         let message = String(cString: tchdberrmsg(code))
         switch Int(code) {
         case Int(TCEMETA), Int(TCERHEAD), Int(TCEREAD), Int(TCEMMAP):
-            if let layout = foreignLayout(ofFileAt: path) {
-                return .foreignByteOrder(location, store: URL(fileURLWithPath: path).deletingLastPathComponent().path, layout: layout)
-            }
+            if let foreign = TokyoCabinetDirectory.foreignLayoutError(ofTable: path, refused: true) { return foreign }
             let reason = hasMagic(atPath: path) ? "its header is damaged: \(message)" : "it does not start with Tokyo Cabinet's magic"
             return .notADatabase(location, reason: reason)
         case Int(TCELOCK):
@@ -24,17 +22,6 @@ extension TokyoCabinetTable {
         default:
             return .backendFailure(location, operation: "open", code: code, message: message)
         }
-    }
-
-    /// The byte order of the hash file at `path` if it is the one this machine's
-    /// Tokyo Cabinet does not write (a Mac's file on Debian): asked only after
-    /// Tokyo Cabinet refused the file, so that the error can say what it is.
-    static func foreignLayout(ofFileAt path: String) -> TokyoCabinetByteOrder? {
-        guard let header = TokyoCabinetHashHeader.read(path: path) else { return nil }
-        // Without the probe (no temporary directory to write it in), a header that is
-        // sound in exactly one order, refused by Tokyo Cabinet, is in the other one.
-        guard let native = TokyoCabinetByteOrder.native else { return header.byteOrder }
-        return header.byteOrder != native ? header.byteOrder : nil
     }
 
     static func hasMagic(atPath path: String) -> Bool {
