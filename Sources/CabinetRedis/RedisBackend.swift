@@ -223,6 +223,13 @@ extension RedisBackend: OtherWritersBackend {
     public func observeOthersSaves(_ handler: (@Sendable (OthersSave) -> Void)?) {
         subscriber.observe(handler)
     }
+
+    /// Changes one record by compare-and-set, announced as a save of it; see
+    /// `OtherWritersBackend.updateRecord(inTable:forKey:_:)` and docs/FORMAT.md.
+    public func updateRecord(inTable name: String, forKey key: [UInt8],
+                             _ transform: ([UInt8]?) throws -> [UInt8]) throws -> [UInt8] {
+        try session.updateRecord(table: name, field: key, transform)
+    }
 }
 
 extension RedisBackend: ConcurrentReadingBackend {

@@ -15,7 +15,7 @@ final class RedisSession {
     private let address: RedisAddress
     private let connectTimeout: Duration, commandTimeout: Duration
     /// Guards ``idle``: connections are not Sendable, so they are kept beside the lock, not in it.
-    private let idleLock = RedisLock()
+    private let idleLock = PlainMutex()
     private var idle: [RedisConnection] = []
     /// The node that last answered for the store (guarded by ``idleLock``).
     private var storeNode: (host: String, port: Int)?

@@ -19,7 +19,7 @@ final class RedisSubscriber: @unchecked Sendable {
     // `reportedVersion` are touched only by the subscriber's thread.
     private let session: RedisSession
     private let connection: RedisConnection
-    private let lock = RedisLock()
+    private let lock = PlainMutex()
     private var raised = false
     private var stopped = false
     private var handler: (@Sendable (OthersSave) -> Void)?

@@ -29,7 +29,7 @@ import Testing
         #expect(list.songs.first === songs.last, "relationship targets are the uniqued instances")
         // New row IDs continue the sequence after a reopen.
         let late = Song(); store.insert(late)
-        #expect(late.rowID == 52)
+        #expect(kind.reservesRows ? late.rowID > 51 : late.rowID == 52)
         store.close()
     }
 

@@ -140,83 +140,6 @@ import Glibc
 }
 
 extension RedisOtherProcessesTests {
-    /// Two services insert into one class at the same moment: each hands out the
-    /// next row it knows, so the second commit conflicts; its write block, run
-    /// again, starts from the other's save (its metadata read afresh) and lands.
-    @Test func aPoolsWriteBlockThatConflictedOnAnInsertLandsWhenRunAgain() async throws {
-        let name = TestRedis.newStoreName()
-        let (a, _) = try Self.open(name)
-        let first = Song(); first.title = "first"
-        a.insert(first)
-        try a.save()
-        let pool = try StorePool(backend: TestRedis.backend(store: name), classes: [Song.self])
-        // The other process inserts while the pool's block has already taken its row.
-        let (b, _) = try Self.open(name)
-        let theirs = Song(); theirs.title = "theirs"
-        // The other process, used from the pool's writer thread while the test waits: one thread at a time.
-        let other = OtherProcess(store: b, song: theirs)
-        let failed: Error? = await {
-            do {
-                _ = try await pool.write { store in
-                    let mine = Song(); mine.title = "mine"
-                    store.insert(mine)
-                    other.store.insert(other.song)   // same row: both knew `first` as the last
-                    try other.store.save()
-                    return mine.rowID
-                }
-                return nil
-            } catch {
-                return error
-            }
-        }()
-        let conflict = try #require(failed as? CabinetError)
-        #expect(conflict.code == .saveConflict, "\(conflict)")
-        let row: UInt32 = try await pool.write { store in
-            let mine = Song(); mine.title = "mine"
-            store.insert(mine)
-            return mine.rowID
-        }
-        #expect(row == theirs.rowID + 1)
-        try await pool.close()
-        let (reader, _) = try Self.open(name)
-        #expect(try reader.fetchAll(Song.self).map(\.title).sorted() == ["first", "mine", "theirs"])
-        reader.close(); a.close(); b.close()
-    }
-}
-
-extension RedisOtherProcessesTests {
-    /// A plain store's insert that lost its row to another process's: after the
-    /// refresh, the new object is deleted (forgotten) and inserted anew, on a row
-    /// after theirs, and the save lands.
-    @Test func anInsertThatLostItsRowLandsWhenInsertedAnewAfterARefresh() throws {
-        let name = TestRedis.newStoreName()
-        let (a, _) = try Self.open(name)
-        let (b, _) = try Self.open(name)
-        let mine = Song(); mine.title = "mine"
-        let theirs = Song(); theirs.title = "theirs"
-        let kept = Song(); kept.title = "kept"
-        a.insert(mine); a.insert(kept)
-        b.insert(theirs)
-        #expect(mine.rowID == theirs.rowID)
-        try b.save()
-        let conflict = expectCabinetError({ try a.save() }) { $0.code == .saveConflict }
-        #expect(conflict != nil)
-
-        try a.refresh(discardingConflicts: true)
-        #expect(throws: CabinetError.self) { try a.save() }   // an insert is never discarded
-        a.delete(mine)
-        let again = Song(); again.title = "mine"
-        a.insert(again)
-        #expect(again.rowID > kept.rowID && again.rowID > theirs.rowID)
-        try a.save()
-
-        let (reader, _) = try Self.open(name)
-        #expect(try reader.fetchAll(Song.self).map(\.title).sorted() == ["kept", "mine", "theirs"])
-        reader.close(); a.close(); b.close()
-    }
-}
-
-extension RedisOtherProcessesTests {
     /// Another process saves while a scan is under way here, and a read inside
     /// the scan's body would take it in: rows the scan fetched before that save
     /// must stay what they are, stale, so that a later save of one conflicts
@@ -270,12 +193,4 @@ extension RedisOtherProcessesTests {
         #expect(!a.undoManager.canUndo, "an undo would overwrite b's save unseen")
         a.close(); b.close()
     }
-}
-
-/// Another process's store and object, handed to a pool's block (`@unchecked`:
-/// only that block uses them, while the test waits for it).
-private final class OtherProcess: @unchecked Sendable {
-    let store: ObjectStore
-    let song: Song
-    init(store: ObjectStore, song: Song) { (self.store, self.song) = (store, song) }
 }

@@ -158,7 +158,8 @@ private func sum(in pool: StorePool, _ rows: (account: UInt32, vault: UInt32)) a
             }
             #expect(state.0 == [1_000], "the insert and the change were dropped")
             #expect(state.1, "the delete was dropped")
-            #expect(state.2 == refusedRow.withLock { $0 }, "the row ID it took was not saved either")
+            // With one writer the row ID it took was not saved either; a reserved row is not handed out twice.
+            #expect(state.2 == refusedRow.withLock { $0 } + (kind.reservesRows ? 1 : 0), "the row ID it took was not saved either")
         }
     }
 

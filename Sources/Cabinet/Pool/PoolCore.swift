@@ -216,7 +216,9 @@ final class PoolCore: Sendable {
     /// changed is stale in it), so that its save conflicts only with saves after them.
     func settleOthersSaves() throws {
         guard !group.hasMembers, let shared = template.backend as? any OtherWritersBackend, shared.othersHaveSaved else { return }
-        _ = try shared.takeOthersSaves()
+        let saves = try shared.takeOthersSaves()
+        // The store replaced: its metadata rows may have gone back below the pool's reserved rows.
+        if saves.contains(where: \.wholeStore) { template.root.rowReservations?.discardAll() }
         shared.keepConflicting([:])
     }
 }

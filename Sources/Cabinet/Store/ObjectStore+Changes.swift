@@ -27,18 +27,23 @@ extension ObjectStore {
             return
         }
         guard let entry = entry(for: type(of: object)) ?? registeredOnInsert(type(of: object)) else { return }
-        // The first insert since a save: row IDs after those of other processes' saves
-        // announced by now (a failure to read them leaves them for the save to find).
-        if _slowPath(otherWriters != nil && !entry.metadataChanged) { try? takeInAnnouncedSaves() }   // not inside a read or save
-        guard let rowID = entry.takeNextRowID() else {
-            // Only a damaged (or truly exhausted) metadata row gets here; insert cannot
-            // throw, so the next save reports it and the object stays out of the store.
-            deferredSaveError = .malformedMetadata(entry.location(row: ClassMetadata.rowID),
-                                                   reason: "every row ID has been used, so no object can be inserted")
-            return
+        if _slowPath(rowReservations != nil), let reserved = reservedRowID(for: entry) {
+            // Several processes write the store: a row of this process's own range; the metadata row is raised already.
+            object.rowID = reserved
+        } else {
+            // The first insert since a save: row IDs after those of other processes' saves
+            // announced by now (a failure to read them leaves them for the save to find).
+            if _slowPath(otherWriters != nil && !entry.metadataChanged) { try? takeInAnnouncedSaves() }   // not inside a read or save
+            guard let rowID = entry.takeNextRowID() else {
+                // Only a damaged (or truly exhausted) metadata row gets here; insert cannot
+                // throw, so the next save reports it and the object stays out of the store.
+                deferredSaveError = .malformedMetadata(entry.location(row: ClassMetadata.rowID),
+                                                       reason: "every row ID has been used, so no object can be inserted")
+                return
+            }
+            entry.metadataChanged = true
+            object.rowID = rowID
         }
-        entry.metadataChanged = true
-        object.rowID = rowID
         if object.rowID > entry.denseLimit { entry.updateDenseLimit() }
         object.hasContent = true
         object.contentLoadFailed = false

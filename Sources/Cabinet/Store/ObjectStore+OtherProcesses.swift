@@ -123,6 +123,8 @@ extension ObjectStore {
         // What was stale before and still is (its unsaved changes are still here), then what these saves changed.
         for (name, keys) in staleRows { try takeIn(keys, ofTable: name) }
         for save in saves {
+            // The store replaced (or more saves missed than the log keeps): its metadata rows may have gone back.
+            if save.wholeStore { rowReservations?.discardAll() }
             let tables = save.wholeStore ? Dictionary(uniqueKeysWithValues: try backend.tableNames().map { ($0, Set<[UInt8]>?.none) }) : save.tables
             for (name, keys) in tables { try takeIn(keys, ofTable: name) }
         }

@@ -20,6 +20,7 @@ extension ObjectStore {
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("save()") }
         try checkOpen()
+        rowReservations?.resume()   // a reservation that failed since the last save may be tried again
         // Another process's save: its rows' objects up to date (or, with changes here, a conflict before anything is written).
         try takeInAnnouncedSaves()
         // Whatever happens, an index a failed write damaged is built again from the records.

@@ -68,6 +68,9 @@ public final class ObjectStore {
     /// The backend, if other processes write the store too (Redis), for a store
     /// that is not a pool's context (a context lives for one block, and reads afresh).
     let otherWriters: (any OtherWritersBackend)?
+    /// This open's reserved row ranges, on a backend several processes write
+    /// (shared with a pool's contexts); `nil` with one writer.
+    let rowReservations: RowReservations?
     /// Set while other processes' saves are taken in (``takeInAnnouncedSaves()``), which reads.
     var isTakingInOthersSaves = false
     /// Rows other processes changed that hold unsaved changes here: table → keys (`nil`: all).
@@ -199,6 +202,7 @@ public final class ObjectStore {
         context = nil
         ownsBackend = true
         otherWriters = backend as? any OtherWritersBackend
+        rowReservations = services.isReadOnly ? nil : otherWriters.map(RowReservations.init(backend:))
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
         if !backend.services.isReadOnly { try recoverInterruptedSave() }
@@ -221,6 +225,7 @@ public final class ObjectStore {
         context = link
         ownsBackend = false
         otherWriters = nil
+        rowReservations = template.root.rowReservations
         coordinatesReads = false
         undoManager.store = self
         undoManager.isEnabled = false

@@ -31,6 +31,25 @@ public protocol OtherWritersBackend: StorageBackend {
     /// process commits from now on, in order (for `StorePool.changes`). One
     /// handler at a time: a new call replaces it; `nil` stops.
     func observeOthersSaves(_ handler: (@Sendable (OthersSave) -> Void)?)
+
+    /// Replaces the record `key` of table `name` with what `transform` makes of
+    /// its value now (`nil`: absent), at once and on its own (outside any
+    /// transaction of the table): a compare-and-set, tried again if another
+    /// process changed the table between the read and the write, logged and
+    /// announced as a save of that one key. Returns the value written. If
+    /// `transform` throws, nothing is written and the error is thrown.
+    ///
+    /// The layer above reserves row IDs with it: the class's metadata row raised
+    /// by a range that is this process's alone, so that processes inserting into
+    /// one class at once never hand out the same row.
+    ///
+    /// ```swift
+    /// let written = try shared.updateRecord(inTable: "Song", forKey: key) { old in
+    ///     raised(old)   // the new bytes, computed from the current ones
+    /// }
+    /// ```
+    func updateRecord(inTable name: String, forKey key: [UInt8],
+                      _ transform: ([UInt8]?) throws -> [UInt8]) throws -> [UInt8]
 }
 
 /// What another process's save changed (``OtherWritersBackend``): the keys it

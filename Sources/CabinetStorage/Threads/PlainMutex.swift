@@ -2,15 +2,16 @@
 import Glibc
 #endif
 
-/// A plain mutex (a `pthread_mutex_t`) around a backend's idle connections.
+/// A plain mutex (a `pthread_mutex_t`): around a Redis backend's idle
+/// connections, its subscriber's state, and a store's reserved row IDs.
 /// A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer sees
 /// the order a pthread mutex gives, and not the one of a futex it cannot see
-/// into, so `make tsan` checks the connection list instead of flagging it.
-final class RedisLock: @unchecked Sendable {
+/// into, so `make tsan` checks what it guards instead of flagging it.
+package final class PlainMutex: @unchecked Sendable {
     // Allocated once and never moved: a pthread mutex must keep its address.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    init() {
+    package init() {
         mutex.initialize(to: pthread_mutex_t())
         precondition(pthread_mutex_init(mutex, nil) == 0, "Cabinet: pthread_mutex_init failed")
     }
@@ -20,7 +21,7 @@ final class RedisLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
