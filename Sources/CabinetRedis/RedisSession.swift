@@ -128,7 +128,8 @@ final class RedisSession {
 
     /// What every save ends with inside its `MULTI`: the version counted up
     /// (first: ``commit(_:extra:logged:)`` reads the new version from its
-    /// result), `entry` at the head of the log, the log trimmed, the save announced.
+    /// result), `entry` at the head of the log, the log trimmed, the save
+    /// announced. (``compareAndSetScript`` does the same inside its script.)
     func announcing(_ entry: RedisCommitLog.Entry) -> [RedisCommand] {
         [RedisCommand("INCR", keys.version), RedisCommand("LPUSH", keys.log, bytes: entry.encoded),
          RedisCommand("LTRIM", keys.log, "0", String(RedisCommitLog.capacity - 1)),
@@ -188,6 +189,8 @@ final class RedisSession {
                 guard results.count == body.count - 2, let version = results[incrIndex - 1].integer else {
                     throw serverError("EXEC gave \(results.count) results for \(body.count - 2) commands", operation: "save")
                 }
+                // Everything up to this save taken in before it: so it is after it (it is this process's own).
+                if takenVersion == version - 1 { takenVersion = version }
                 knownVersion = version
                 return
             case .null?:

@@ -207,7 +207,9 @@ final class PoolCore: Sendable {
         guard let shared = template.backend as? any OtherWritersBackend else { return }
         let classes = Set(template.classes.map(\.name))
         shared.observeOthersSaves { [weak self] save in
-            self?.publish(SaveSummary(othersSave: save, classes: classes), fromAnotherProcess: true)
+            // A save of no row and no named buffer (a reservation of row IDs in a metadata row) is not a change.
+            let summary = SaveSummary(othersSave: save, classes: classes)
+            if !summary.isEmpty { self?.publish(summary, fromAnotherProcess: true) }
         }
     }
 

@@ -12,6 +12,8 @@ final class ClassEntry {
     // Touched per object in insert and fetch loops; confined to the store's thread.
     @exclusivity(unchecked) var metadata: ClassMetadata
     @exclusivity(unchecked) var metadataChanged = false
+    /// The class's reserved rows, on a backend several processes write (``RowReservations``).
+    @exclusivity(unchecked) var rowRange: ClassRowRange?
     /// Whether the last row ID can be trusted: read with a matching checksum, or
     /// written by this process. Otherwise saves check that inserted rows are free.
     var metadataVerified = true

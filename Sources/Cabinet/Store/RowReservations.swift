@@ -1,4 +1,5 @@
 import CabinetStorage
+import Synchronization
 
 /// Rows this process may hand out to inserts, per class, on a backend several
 /// processes write at once (``OtherWritersBackend``: Redis). Each range was
@@ -18,8 +19,8 @@ final class RowReservations: @unchecked Sendable {
     private let mutex = PlainMutex()
     /// Where ranges are reserved.
     let backend: any OtherWritersBackend
-    /// The rows not handed out yet of each class's range: `next...end`.
-    private var ranges: [String: ClosedRange<UInt32>] = [:]
+    /// Each class's range (looked up once per class entry, kept there).
+    private var ranges: [String: ClassRowRange] = [:]
     /// How many rows each class's next reservation asks for.
     private var sizes: [String: UInt32] = [:]
     /// Classes whose last reservation failed: not tried again until the next
@@ -38,12 +39,13 @@ final class RowReservations: @unchecked Sendable {
         self.backend = backend
     }
 
-    /// The next row of `name`'s range, or `nil` if it has none left.
-    func take(_ name: String) -> UInt32? {
+    /// The range of class `name`, the same object for every caller.
+    func range(for name: String) -> ClassRowRange {
         mutex.withLock {
-            guard let range = ranges[name] else { return nil }
-            ranges[name] = range.lowerBound == range.upperBound ? nil : (range.lowerBound + 1)...range.upperBound
-            return range.lowerBound
+            if let range = ranges[name] { return range }
+            let range = ClassRowRange()
+            ranges[name] = range
+            return range
         }
     }
 
@@ -54,11 +56,6 @@ final class RowReservations: @unchecked Sendable {
             sizes[name] = min(size * 2, RowReservations.largestSize)
             return size
         }
-    }
-
-    /// Adds a range just reserved for `name` (what was left of the last is a gap).
-    func add(_ range: ClosedRange<UInt32>, for name: String) {
-        mutex.withLock { ranges[name] = range }
     }
 
     /// Whether `name` may try a reservation (none failed since the last save).
@@ -73,13 +70,44 @@ final class RowReservations: @unchecked Sendable {
 
     /// At a save: reservations may be tried again.
     func resume() {
-        mutex.withLock { suspended = [] }
+        mutex.withLock { if !suspended.isEmpty { suspended = [] } }
     }
 
     /// Forgets every range: the store was replaced (a restore), and its
     /// metadata rows went back, so rows of these ranges may be handed out again
     /// by others' reservations after it.
     func discardAll() {
-        mutex.withLock { ranges = [:] }
+        mutex.withLock { for range in ranges.values { range.discard() } }
+    }
+}
+
+/// The rows of one class's range not handed out yet, taken by every insert:
+/// one atomic word (the next row in the high half, the last in the low; 0 when
+/// spent, as no row is 0), so taking a row costs a compare-and-swap, not a lock.
+final class ClassRowRange: Sendable {
+    private let packed = Atomic<UInt64>(0)
+
+    /// The next row, or `nil` when the range is spent.
+    @inline(__always)
+    func take() -> UInt32? {
+        var current = packed.load(ordering: .relaxed)
+        while true {
+            let next = UInt32(truncatingIfNeeded: current >> 32), end = UInt32(truncatingIfNeeded: current)
+            guard next != 0, next <= end else { return nil }
+            let rest: UInt64 = next == end ? 0 : UInt64(next + 1) << 32 | UInt64(end)
+            let (exchanged, original) = packed.compareExchange(expected: current, desired: rest, ordering: .relaxed)
+            if exchanged { return next }
+            current = original
+        }
+    }
+
+    /// A range just reserved (what was left of the last is a gap).
+    func set(_ range: ClosedRange<UInt32>) {
+        precondition(range.lowerBound > 0, "Cabinet: row 0 is never handed out")
+        packed.store(UInt64(range.lowerBound) << 32 | UInt64(range.upperBound), ordering: .relaxed)
+    }
+
+    func discard() {
+        packed.store(0, ordering: .relaxed)
     }
 }
