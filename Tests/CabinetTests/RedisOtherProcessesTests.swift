@@ -194,3 +194,32 @@ extension RedisOtherProcessesTests {
         a.close(); b.close()
     }
 }
+
+extension RedisOtherProcessesTests {
+    /// A process that saved more times than the store's log keeps, while no
+    /// other process saved, then hears another's save: it takes in that one
+    /// save alone (its own saves count as taken in), so an insert it has
+    /// pending meanwhile is no conflict. (Before, its own saves, unread, made
+    /// the take-in count as "every table changed", and the insert a conflict.)
+    @Test func ownSavesBeyondTheLogMakeNoConflictWhenAnotherProcessSaves() throws {
+        let name = TestRedis.newStoreName()
+        let (a, aBackend) = try Self.open(name)
+        let song = Song(); song.title = "0"
+        a.insert(song)
+        for count in 1...1_001 {
+            song.title = "\(count)"
+            try a.save()
+        }
+        let (b, _) = try Self.open(name)   // opened after them: it missed none
+        let pending = Song(); pending.title = "pending"
+        a.insert(pending)
+        let theirs = Song(); theirs.title = "theirs"
+        b.insert(theirs)
+        try b.save()
+        #expect(Self.waitForAnnouncement(aBackend))
+        try a.save()
+        let reader = try Self.open(name).0
+        #expect(try reader.fetchAll(Song.self).map(\.title).sorted() == ["1001", "pending", "theirs"])
+        reader.close(); a.close(); b.close()
+    }
+}
