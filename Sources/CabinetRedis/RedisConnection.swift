@@ -152,27 +152,58 @@ final class RedisConnection {
                 reply = try send([first], operation: operation)[0]
                 continue
             }
-            let following = try next(reply)
-            if let following {
-                let context = try connected(operation: operation)
-                try append(following, to: context, operation: operation)
-                try flush(context, operation: operation)
-            }
-            let goOn: Bool
-            do {
-                goOn = try body(reply)
-            } catch {
-                if following != nil { disconnect() }   // its reply is on the way: the connection is not reusable
-                throw error
-            }
-            guard following != nil else { return }
-            if !goOn {
-                // The reply sent ahead is read and dropped, so the connection can be used
-                // again; if that fails, the connection is closed, and the caller had all it wanted.
-                _ = try? readReply(operation: operation)
-                return
-            }
+            let current = reply
+            guard try sendAhead(try next(reply), operation: operation, then: { try body(current) }) else { return }
             reply = try readReply(operation: operation)
+        }
+    }
+
+    /// One step of a loop that keeps a command ahead: sends `following` (if
+    /// any), then runs `body` on the reply in hand. Returns whether to read the
+    /// next reply: `false` at the end, or when `body` stops (the reply sent
+    /// ahead is then read and dropped, so the connection can be used again; if
+    /// that fails, the connection is closed, and the caller had all it wanted).
+    private func sendAhead(_ following: RedisCommand?, operation: String, then body: () throws -> Bool) throws -> Bool {
+        if let following {
+            let context = try connected(operation: operation)
+            try append(following, to: context, operation: operation)
+            try flush(context, operation: operation)
+        }
+        let goOn: Bool
+        do {
+            goOn = try body()
+        } catch {
+            if following != nil { disconnect() }   // its reply is on the way: the connection is not reusable
+            throw error
+        }
+        guard following != nil else { return false }
+        if !goOn { _ = try? readReply(operation: operation) }
+        return goOn
+    }
+
+    /// Commands made one after another (`make(i)`: the `i`th, `nil` when there
+    /// are no more), each sent before the reply to the one before it goes to
+    /// `body` (with its `i`), which returns false to stop: the server works on
+    /// the next while this process handles the last. The first command follows
+    /// redirections as ``send(_:operation:transaction:)`` does; an error reply
+    /// after it throws, ``Redirected`` for a slot that moved or a server
+    /// restarting meanwhile (the caller starts again from where it was; replies
+    /// here say nothing of what they answer, so none is read again in its place).
+    func pipeline(operation: String, make: (Int) throws -> RedisCommand?, body: (Int, RedisReply) throws -> Bool) throws {
+        guard let first = try make(0) else { return }
+        var reply = try send([first], operation: operation)[0]
+        var index = 0
+        while true {
+            let (current, position) = (reply, index)
+            guard try sendAhead(try make(index + 1), operation: operation, then: {
+                if let message = current.errorMessage {
+                    if ["MOVED ", "ASK ", "TRYAGAIN", "LOADING"].contains(where: message.hasPrefix) { throw Redirected() }
+                    throw serverError(message, operation: operation)
+                }
+                return try body(position, current)
+            }) else { return }
+            reply = try readReply(operation: operation)
+            index += 1
         }
     }
 

@@ -35,21 +35,39 @@ extension ObjectStore {
         guard first < entry.metadata.lastRowID else { return }
         var buffer = takeReadBuffer()   // a nested read in `body` gets a buffer of its own
         defer { readBuffer = buffer }
-        for rowID in (first + 1)...entry.metadata.lastRowID {
-            let object: StoredObject
-            if let live = entry.live.object(at: rowID) {
-                if live.changeState == .deleted { continue }
-                if !live.hasContent, live.changeState != .inserted {
-                    guard try loadContent(of: live, entry: entry) else { continue }
+        let last = entry.metadata.lastRowID
+        var next = UInt64(first) + 1   // the first row not visited yet (64 bits: past UInt32.max at the end)
+        /// Rows from `next` up to `end` (excluded) have no record: only a live object
+        /// can be there (an unsaved insert, or one whose content is loaded).
+        func visitLive(upTo end: UInt64) throws -> Bool {
+            while next < end {
+                let rowID = UInt32(next)
+                next += 1
+                if let live = entry.live.object(at: rowID), live.changeState != .deleted,
+                   live.hasContent || live.changeState == .inserted {
+                    if try !body(live) { return false }
                 }
+            }
+            return true
+        }
+        var goOn = true
+        // The records in row order: read in batches on a networked table, one lookup a row on a file.
+        try entry.table.forEachRow(in: UInt32(next)...last) { rowID, value in
+            guard try visitLive(upTo: UInt64(rowID)) else { goOn = false; return false }
+            next = UInt64(rowID) + 1
+            let object: StoredObject
+            buffer.load(value)
+            if let live = entry.live.object(at: rowID) {
+                if live.changeState == .deleted { return true }
+                // A fault takes its content from the record just read.
+                if !live.hasContent, live.changeState != .inserted { try decode(&buffer, into: live, entry: entry) }
                 object = live
             } else {
-                // Read first, so a row passed over costs a lookup and no object.
-                let found: Void? = try entry.table.withValue(forRow: rowID) { buffer.load($0) }
-                guard found != nil else { continue }
                 object = try adoptDecoded(entry, rowID: rowID, from: &buffer)
             }
-            if try !body(object) { return }
+            goOn = try body(object)
+            return goOn
         }
+        if goOn { _ = try visitLive(upTo: UInt64(last) + 1) }
     }
 }
