@@ -20,7 +20,10 @@ import CabinetStorage
 /// one last did (or opened), it reads what they changed from the store's log,
 /// and only if they changed a record this save changes too (or an index it
 /// changes) does it throw `CabinetError.Code.saveConflict`,
-/// with nothing written and the changes still pending.
+/// with nothing written and the changes still pending. New objects take their
+/// rows from ranges each process reserves on the server
+/// (`updateRecord(inTable:forKey:_:)` on the class's metadata row), so
+/// processes inserting into one class at once never share a row or conflict.
 ///
 /// **Failures** (server down, connection dropped, a timeout, `maxmemory`,
 /// a refused password) throw `CabinetError.Code.backendFailure` in the

@@ -225,9 +225,10 @@ class RedisTable: StorageTable, GroupCommittingTable {
         }
     }
 
-    /// `true`: pipelined `HMGET`s of rows read a million records in about half
-    /// the server's time of an `HSCAN` (BENCHMARKS.md, "On a Redis server").
-    var prefersRowReads: Bool { true }
+    /// Outside a transaction: pipelined `HMGET`s of rows read a million records
+    /// in about half the server's time of an `HSCAN` (BENCHMARKS.md, "On a Redis
+    /// server"). Inside one, whose changes answer for their rows, rows are read one at a time.
+    var prefersRowReads: Bool { pending == nil }
 
     /// `HMGET`s of 16 rows, then 64, 256 and 1,024 at a time (an enumeration that
     /// stops early reads little), the next sent while `body` handles the last.

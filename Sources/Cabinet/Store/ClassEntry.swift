@@ -14,6 +14,9 @@ final class ClassEntry {
     @exclusivity(unchecked) var metadataChanged = false
     /// The class's reserved rows, on a backend several processes write (``RowReservations``).
     @exclusivity(unchecked) var rowRange: ClassRowRange?
+    /// Counts the saves of this class's changes: a read that runs ahead of its
+    /// caller (records read in batches) knows a save in between made them stale.
+    @exclusivity(unchecked) var savesFinished: UInt64 = 0
     /// Whether the last row ID can be trusted: read with a matching checksum, or
     /// written by this process. Otherwise saves check that inserted rows are free.
     var metadataVerified = true
@@ -172,6 +175,7 @@ final class ClassEntry {
 
     /// Forgets every pending change; used when the store closes.
     func discardChanges() {
+        savesFinished &+= 1
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()

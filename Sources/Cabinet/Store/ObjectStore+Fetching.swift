@@ -273,11 +273,19 @@ extension ObjectStore {
             return goOn
         }
         let last = entry.metadata.lastRowID, first = ClassMetadata.firstObjectRowID
+        var rowsRead = 0
         if entry.table.prefersRowReads, last >= first, UInt64(records) * 2 >= UInt64(last - first + 1) {
             // A networked table whose rows are mostly there: read by row, in batches (Redis: HMGET),
-            // which the server answers faster than a cursor; rows past the last handed out are none.
-            try entry.table.forEachRow(in: first...last, visit)
-        } else {
+            // which the server answers faster than a cursor.
+            try entry.table.forEachRow(in: first...last) { rowID, value in
+                rowsRead += 1
+                return try visit(rowID, value)
+            }
+        }
+        // Otherwise a scan in the table's order; after a read by row, only if the table holds
+        // more records than it found (rows past the last row ID: damage `cabinet verify` lists).
+        if rowsRead == 0 || (goOn && rowsRead < records - 1) {
+            let onlyPast: UInt32? = rowsRead == 0 ? nil : last
             try entry.table.forEach { key, value in
                 guard key.count == 4 else {
                     throw CabinetError.malformedRecord(entry.location(), reason: "a key of \(key.count) bytes; row keys are 4 bytes")
@@ -287,6 +295,7 @@ extension ObjectStore {
                 guard rowID >= ClassMetadata.firstObjectRowID else {
                     throw CabinetError.malformedRecord(entry.location(row: rowID), reason: "row \(rowID) cannot hold an object")
                 }
+                if let onlyPast, rowID <= onlyPast { return true }
                 return try visit(rowID, value)
             }
         }

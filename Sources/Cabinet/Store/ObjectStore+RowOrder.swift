@@ -13,9 +13,11 @@ extension ObjectStore {
     /// ```
     /// As with ``enumerate(_:_:)``, objects inserted and not yet saved are
     /// included and objects deleted and not yet saved are not; a live object is
-    /// handed over as it is. Each object costs one lookup by key (no scan of the
-    /// class), so a page of 20 reads about 20 records wherever it starts; rows
-    /// that were deleted cost a lookup each as they are passed over.
+    /// handed over as it is. Rows are read by key from `rowID` on, never by a
+    /// scan of the class, so a page of 20 reads about 20 records wherever it
+    /// starts (on Redis in batches of 16, then 64: one or two round trips); rows
+    /// that were deleted cost a lookup each as they are passed over. `body` may
+    /// change and save the store: a row deleted and saved is not handed over after.
     public func enumerate<T: StoredObject>(_ type: T.Type, startingAfter rowID: UInt32,
                                            _ body: (T, inout Bool) throws -> Void) throws {
         var stop = false
@@ -50,24 +52,33 @@ extension ObjectStore {
             }
             return true
         }
-        var goOn = true
-        // The records in row order: read in batches on a networked table, one lookup a row on a file.
-        try entry.table.forEachRow(in: UInt32(next)...last) { rowID, value in
-            guard try visitLive(upTo: UInt64(rowID)) else { goOn = false; return false }
-            next = UInt64(rowID) + 1
-            let object: StoredObject
-            buffer.load(value)
-            if let live = entry.live.object(at: rowID) {
-                if live.changeState == .deleted { return true }
-                // A fault takes its content from the record just read.
-                if !live.hasContent, live.changeState != .inserted { try decode(&buffer, into: live, entry: entry) }
-                object = live
-            } else {
-                object = try adoptDecoded(entry, rowID: rowID, from: &buffer)
+        var goOn = true, readAgain = true
+        while readAgain && next <= UInt64(last) {
+            readAgain = false
+            // Records read ahead of `body` (a batch on a networked table) are stale once it
+            // saves this class (a row deleted and saved is gone): read on from the next row.
+            let saves = entry.savesFinished
+            // The records in row order: read in batches on a networked table, one lookup a row on a file.
+            try entry.table.forEachRow(in: UInt32(next)...last) { rowID, value in
+                guard entry.savesFinished == saves else { readAgain = true; return false }
+                guard try visitLive(upTo: UInt64(rowID)) else { goOn = false; return false }
+                guard entry.savesFinished == saves else { readAgain = true; return false }
+                next = UInt64(rowID) + 1
+                let object: StoredObject
+                buffer.load(value)
+                if let live = entry.live.object(at: rowID) {
+                    if live.changeState == .deleted { return true }
+                    // A fault takes its content from the record just read.
+                    if !live.hasContent, live.changeState != .inserted { try decode(&buffer, into: live, entry: entry) }
+                    object = live
+                } else {
+                    object = try adoptDecoded(entry, rowID: rowID, from: &buffer)
+                }
+                goOn = try body(object)
+                return goOn
             }
-            goOn = try body(object)
-            return goOn
+            if !goOn { return }
         }
-        if goOn { _ = try visitLive(upTo: UInt64(last) + 1) }
+        _ = try visitLive(upTo: UInt64(last) + 1)
     }
 }

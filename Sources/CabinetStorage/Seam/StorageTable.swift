@@ -89,7 +89,8 @@ public protocol StorageTable: AnyObject {
 
     /// Calls `body` with each record whose key is a row ID of `rows` (4 bytes,
     /// little-endian), in row order, until it returns `false`; rows without a
-    /// record are passed over. A networked table reads them in batches, the
+    /// record are passed over. `body` runs outside any read of the table, so it
+    /// may change the table; records already read ahead are not read again. A networked table reads them in batches, the
     /// next asked for while `body` handles the last (Redis: pipelined `HMGET`s
     /// of 1,024 rows); the default reads one row at a time. A requirement with
     /// a default, so tables written before it keep working.
@@ -132,11 +133,18 @@ extension StorageTable {
         try forEachRowOneByOne(in: rows, body)
     }
 
-    /// ``forEachRow(in:_:)`` as a loop of ``withValue(forKey:_:)``.
+    /// ``forEachRow(in:_:)`` as a loop of ``withValue(forKey:_:)``. Each value is
+    /// copied out before `body` runs, outside the table's read: `body` may then
+    /// write the table (a save in the middle of a page), as it could read it.
     package func forEachRowOneByOne(in rows: ClosedRange<UInt32>, _ body: (UInt32, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var value: [UInt8] = []
         for row in rows {
-            guard let goOn = try withValue(forRow: row, { try body(row, $0) }) else { continue }
-            if !goOn { return }
+            let found: Void? = try withValue(forRow: row) { bytes in
+                value.removeAll(keepingCapacity: true)
+                value.append(contentsOf: bytes)
+            }
+            guard found != nil else { continue }
+            if try !value.withUnsafeBytes({ try body(row, $0) }) { return }
         }
     }
 
