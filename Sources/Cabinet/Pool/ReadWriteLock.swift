@@ -45,31 +45,3 @@ final class ReadWriteLock: @unchecked Sendable {
         return try body()
     }
 }
-
-/// A value behind a `pthread_mutex_t`, for the pool's bookkeeping (running
-/// blocks, subscribers). Not `Synchronization.Mutex`: on Linux its contended
-/// path waits on a futex that ThreadSanitizer cannot see, so `make tsan`
-/// reported races the lock in fact prevented; a pthread mutex it sees.
-final class Locked<Value>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-        mutex.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(mutex, nil)
-        precondition(status == 0, "Cabinet: pthread_mutex_init failed (\(status))")
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    /// Runs `body` with the value, alone.
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
-    }
-}

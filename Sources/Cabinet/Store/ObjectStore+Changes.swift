@@ -11,7 +11,10 @@ extension ObjectStore {
     /// registered yet registers it, as ``register(_:)-(StoredObject.Type)`` would;
     /// if that fails (a damaged class file, a `StorePool` block, which cannot
     /// register), the object stays out of the store and the next ``save()`` throws
-    /// the error. Inserting an object that belongs to another store, into a closed
+    /// the error. On a store several processes write (Redis), each object takes
+    /// a row from a range this process reserved on the server; in a `StorePool`
+    /// write block whose reservation fails, the object stays out the same way.
+    /// Inserting an object that belongs to another store, into a closed
     /// store or during ``save()`` (from a `write(to:)`), is a programming error
     /// and stops the program.
     public func insert(_ object: StoredObject) {

@@ -5,7 +5,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// The lock that keeps a store directory to one writer, and lets readers in
 /// other processes read alongside it.
@@ -176,7 +175,7 @@ enum OpenStores {
         }
     }
 
-    private static let opens = Mutex<Open?>(nil)
+    private static let opens = Locked<Open?>(nil)
 
     static func key(of directory: Int32) -> Key {
         var status = stat()
