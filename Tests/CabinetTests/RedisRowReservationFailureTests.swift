@@ -28,7 +28,7 @@ import Testing
         let other = try ObjectStore(backend: TestRedis.backend(store: name))
         try other.register(Song.self)
 
-        let flaky = ReservationFailingOnceBackend(try TestRedis.backend(store: name))
+        let flaky = ReservationFailingBackend(try TestRedis.backend(store: name), failingFirst: 1)
         let pool = try StorePool(backend: flaky, classes: [Song.self])
         await #expect(throws: CabinetError.self) {
             _ = try await pool.write { store in
@@ -202,28 +202,5 @@ import Testing
         cli.waitUntilExit()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-    }
-}
-
-/// A Redis backend whose first row reservation fails, as when the server
-/// cannot be reached at that moment; everything else goes to the server.
-private final class ReservationFailingOnceBackend: ForwardingBackend, OtherWritersBackend, @unchecked Sendable {
-    private let redis: RedisBackend
-    private let lock = NSLock()
-    private var count = 0
-    private var refused = 0
-    var refusals: Int { lock.withLock { refused } }
-    init(_ redis: RedisBackend) {
-        self.redis = redis
-        super.init(redis)
-    }
-    var othersHaveSaved: Bool { redis.othersHaveSaved }
-    func takeOthersSaves() throws -> [OthersSave] { try redis.takeOthersSaves() }
-    func keepConflicting(_ stale: [String: Set<[UInt8]>?]) { redis.keepConflicting(stale) }
-    func observeOthersSaves(_ handler: (@Sendable (OthersSave) -> Void)?) { redis.observeOthersSaves(handler) }
-    func updateRecord(inTable name: String, forKey key: [UInt8], _ transform: ([UInt8]?) throws -> [UInt8]) throws -> [UInt8] {
-        let first = lock.withLock { count += 1; if count == 1 { refused += 1 }; return count == 1 }
-        if first { throw CabinetError.backendFailure(RecordLocation(file: path), operation: "reserve rows", code: 0, message: "connection refused (test)") }
-        return try redis.updateRecord(inTable: name, forKey: key, transform)
     }
 }

@@ -118,16 +118,16 @@ import Testing
     /// inserted anew after a refresh, lands.
     @Test func anInsertWhoseReservationFailedConflictsInsteadOfOverwriting() throws {
         let name = TestRedis.newStoreName()
-        let refusing = ReservationRefusingBackend(try TestRedis.backend(store: name))
+        let refusing = ReservationFailingBackend(try TestRedis.backend(store: name))
         let a = try ObjectStore(backend: refusing)
         try a.register(Song.self)
-        let b = try ObjectStore(backend: ReservationRefusingBackend(try TestRedis.backend(store: name)))
+        let b = try ObjectStore(backend: ReservationFailingBackend(try TestRedis.backend(store: name)))
         try b.register(Song.self)
         let mine = Song(), theirs = Song(), kept = Song()
         mine.title = "mine"; theirs.title = "theirs"; kept.title = "kept"
         a.insert(mine); a.insert(kept)
         b.insert(theirs)
-        #expect(refusing.refused > 0)
+        #expect(refusing.refusals > 0)
         #expect(mine.rowID == theirs.rowID)   // both took the row after the last they knew
         try b.save()
         let conflict = expectCabinetError({ try a.save() }) { $0.code == .saveConflict }
@@ -199,23 +199,4 @@ private final class Failures: @unchecked Sendable {
     private var list: [String] = []
     func add(_ failure: String) { lock.withLock { list.append(failure) } }
     var all: [String] { lock.withLock { list } }
-}
-
-/// A Redis backend whose row reservations fail, as when the server cannot be
-/// reached at the moment of an insert; everything else goes to the server.
-private final class ReservationRefusingBackend: ForwardingBackend, OtherWritersBackend, @unchecked Sendable {
-    private let redis: RedisBackend
-    private(set) var refused = 0
-    init(_ redis: RedisBackend) {
-        self.redis = redis
-        super.init(redis)
-    }
-    var othersHaveSaved: Bool { redis.othersHaveSaved }
-    func takeOthersSaves() throws -> [OthersSave] { try redis.takeOthersSaves() }
-    func keepConflicting(_ stale: [String: Set<[UInt8]>?]) { redis.keepConflicting(stale) }
-    func observeOthersSaves(_ handler: (@Sendable (OthersSave) -> Void)?) { redis.observeOthersSaves(handler) }
-    func updateRecord(inTable name: String, forKey key: [UInt8], _ transform: ([UInt8]?) throws -> [UInt8]) throws -> [UInt8] {
-        refused += 1
-        throw CabinetError.saveConflict(path: path, reason: "refused by the test")
-    }
 }
