@@ -7,8 +7,9 @@ extension RedisBackend {
 
     /// Keys of the store that are neither a table nor one of its values (left
     /// by another program, or of a damaged table list), and tables of the list
-    /// whose keys have the wrong type. A restore's unfinished copy is reported
-    /// too: it expires by itself within an hour.
+    /// whose keys have the wrong type. A restore's unfinished copy and a big
+    /// save's staging left by a process that died are reported too: they
+    /// expire by themselves within an hour.
     public func storageProblems() throws -> [StorageProblem] {
         try session.checkOpen()
         var known: Set<String> = [keys.tables, keys.formatMarker, keys.catalog, keys.journal, keys.version, keys.log]
@@ -26,7 +27,10 @@ extension RedisBackend {
             cursor = String(decoding: next, as: UTF8.self)
             for key in found.compactMap(\.bytes).map({ String(decoding: $0, as: UTF8.self) }) where !known.contains(key) {
                 guard key.hasPrefix(keys.tag) else { continue }   // MATCH is a pattern: {a}* also matches {a}x… only with the tag
-                if key.hasPrefix(keys.restorePrefix) {
+                if key.hasPrefix(keys.stagingPrefix) {
+                    problems.append(StorageProblem(location: RecordLocation(file: path + " " + key),
+                                                   reason: "the staging of a big save whose process stopped before its commit (the table is as before it); it expires within an hour, or, if no save is running, remove it: redis-cli UNLINK '\(key)'"))
+                } else if key.hasPrefix(keys.restorePrefix) {
                     problems.append(StorageProblem(location: RecordLocation(file: path + " " + key),
                                                    reason: "the copy of a restore that did not finish; it expires within an hour (or remove it: redis-cli UNLINK '\(key)')"))
                 } else {

@@ -45,6 +45,18 @@ public final class RedisBackend: StorageBackend {
         public var connectTimeout: Duration = .seconds(5)
         /// How long one exchange with the server may take before it counts as a failure.
         public var commandTimeout: Duration = .seconds(30)
+        /// From how many changes to one table in one save on the changes go to
+        /// the server while the save is still being made, into a key of their
+        /// own that the commit renames over the table (when the table is smaller
+        /// than the save: a first save of a class, an import). A save of a
+        /// million records so takes about the longer of the client's and the
+        /// server's time instead of their sum (docs/FORMAT.md, "Big saves").
+        /// `Int.max`: never.
+        ///
+        /// ```swift
+        /// var options = RedisBackend.Options(); options.stagingThreshold = .max
+        /// ```
+        public var stagingThreshold = 4096
 
         public init() {}
     }
@@ -94,7 +106,7 @@ public final class RedisBackend: StorageBackend {
         self.address = address
         path = address.description
         session = RedisSession(address: address, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout,
-                               readOnly: options.readOnly)
+                               readOnly: options.readOnly, stagingThreshold: options.stagingThreshold)
         subscriber = RedisSubscriber(session: session, address: address, connectTimeout: options.connectTimeout)
         // Connects (and authenticates) now, so a wrong address or password fails here; listens
         // for other processes' saves first, so that none after the version read goes unheard.

@@ -207,6 +207,21 @@ final class RedisConnection {
         }
     }
 
+    /// Sends `command` without waiting for its reply, which ``awaitReply(operation:)``
+    /// reads later, in order: a stream of commands the server runs while this
+    /// process makes the next (``RedisStagedWrite``). Nothing is redirected here;
+    /// the caller reads a `MOVED` or `ASK` reply as a failure.
+    func write(_ command: RedisCommand, operation: String) throws {
+        let context = try connected(operation: operation)
+        try append(command, to: context, operation: operation)
+        try flush(context, operation: operation)
+    }
+
+    /// The reply to the oldest command ``write(_:operation:)`` sent and no reply was read for.
+    func awaitReply(operation: String) throws -> RedisReply {
+        try readReply(operation: operation)
+    }
+
     private func append(_ command: RedisCommand, to context: UnsafeMutablePointer<redisContext>, operation: String) throws {
         let status = command.withArgv { count, argv, lengths in redisAppendCommandArgv(context, count, argv, lengths) }
         if status != REDIS_OK { throw connectionFailure(operation: operation) }

@@ -29,6 +29,8 @@ struct RedisKeys {
     var saves: String { tag + "/saves" }
     /// The prefix of a restore's copy, renamed into place when it is complete.
     var restorePrefix: String { tag + "/restore/" }
+    /// The prefix of a big save's staging, renamed over its table at the commit (``RedisStagedWrite``).
+    var stagingPrefix: String { tag + "/staging/" }
     /// Every key of the store, for `SCAN MATCH` (the name holds no pattern characters).
     var pattern: String { tag + "*" }
 

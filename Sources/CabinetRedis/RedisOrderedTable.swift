@@ -30,12 +30,20 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
         try forEach(from: nil, to: nil, descending: false, body)
     }
 
-    override func appendCommit(to commands: inout [RedisCommand], log: inout RedisCommitLog.Entry) {
+    /// Never: a staging would need the sorted set beside the hash.
+    override var stagesBigSaves: Bool { false }
+
+    override func noteCommit(in log: inout RedisCommitLog.Entry) {
         guard let pending, !pending.isEmpty || pendingClear else { return }
-        super.appendCommit(to: &commands, log: &log)
+        super.noteCommit(in: &log)
         // An index's keys depend on each other (a posting block's range): another
         // process's save to the same index is a conflict whatever keys it changed.
         log.touchWhole(name)
+    }
+
+    override func appendCommit(to commands: inout [RedisCommand], renaming staging: RedisStagedWrite.Finished?) {
+        guard let pending, !pending.isEmpty || pendingClear else { return }
+        super.appendCommit(to: &commands, renaming: nil)
         if pendingClear { commands.append(command("DEL", key: orderKey)) }
         var adds = command("ZADD", key: orderKey), removes = command("ZREM", key: orderKey)
         func flush() {

@@ -20,6 +20,8 @@ final class RedisSession {
     /// The node that last answered for the store (guarded by ``idleLock``).
     private var storeNode: (host: String, port: Int)?
     let readOnly: Bool
+    /// A table's changes in one transaction from this many on are staged (``RedisStagedWrite``).
+    let stagingThreshold: Int
     /// Set by the backend's close; read by every call, and by the subscriber's thread too.
     var isClosed: Bool {
         get { idleLock.withLock { closed } }
@@ -44,7 +46,8 @@ final class RedisSession {
     private var ownTokens: Set<[UInt8]> = []
     private var ownTokenOrder: [[UInt8]] = []
 
-    init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration, readOnly: Bool) {
+    init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration, readOnly: Bool, stagingThreshold: Int = 4096) {
+        self.stagingThreshold = max(1, stagingThreshold)
         self.address = address
         path = address.description
         keys = RedisKeys(store: address.store)
@@ -55,13 +58,23 @@ final class RedisSession {
 
     /// Runs `body` with a connection no other thread uses meanwhile.
     func withConnection<R>(_ body: (RedisConnection) throws -> R) throws -> R {
+        let connection = takeConnection()
+        defer { giveBack(connection) }
+        return try body(connection)
+    }
+
+    /// A connection for this caller alone until it is given back (``giveBack(_:)``).
+    func takeConnection() -> RedisConnection {
         var taken: RedisConnection?
         var node: (host: String, port: Int)?
         idleLock.withLock { taken = idle.popLast(); node = storeNode }
         // A new connection goes straight to the node the store's slot was last found on.
-        let connection = taken ?? RedisConnection(address: address, node: node, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
-        defer { idleLock.withLock { idle.append(connection); storeNode = connection.node } }
-        return try body(connection)
+        return taken ?? RedisConnection(address: address, node: node, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
+    }
+
+    /// Puts a connection taken with ``takeConnection()`` back among the idle ones.
+    func giveBack(_ connection: RedisConnection) {
+        idleLock.withLock { idle.append(connection); storeNode = connection.node }
     }
 
     /// Closes every idle connection (all of them, when no call is running).
@@ -112,18 +125,37 @@ final class RedisSession {
     /// removal). All or nothing: if it throws, nothing was written (or, when the
     /// connection died with the reply, the log showed the save is not there) and
     /// every table's transaction is rolled back; the layer above keeps its changes pending.
+    ///
+    /// A table whose changes were staged (``RedisStagedWrite``) is renamed into
+    /// place instead, if its staging is still what this process made of the
+    /// table as of the version the commit watches; else its changes go in the
+    /// `MULTI` as any table's.
     func commit(_ tables: [RedisTable], extra: [RedisCommand] = [], logged: RedisCommitLog.Entry? = nil) throws {
         defer { for table in tables { table.endTransaction() } }
         try checkWritable()
         var entry = logged ?? RedisCommitLog.Entry(token: RedisSession.newToken())
         noteOwnToken(entry.token)
-        var body = [RedisCommand("MULTI")]
-        body += extra
-        for table in tables { table.appendCommit(to: &body, log: &entry) }
-        let incrIndex = body.count
-        body += announcing(entry)
-        body.append(RedisCommand("EXEC"))
-        try withConnection { connection in try commit(body, entry: entry, incrIndex: incrIndex, on: connection) }
+        for table in tables { table.noteCommit(in: &entry) }
+        let stagings = tables.map { $0.finishStaging() }
+        let committed = entry
+        func body(renaming: Bool) -> Body {
+            var commands = [RedisCommand("MULTI")]
+            commands += extra
+            for (table, staging) in zip(tables, stagings) { table.appendCommit(to: &commands, renaming: renaming ? staging : nil) }
+            let incrIndex = commands.count
+            commands += announcing(committed)
+            commands.append(RedisCommand("EXEC"))
+            return Body(commands: commands, incrIndex: incrIndex)
+        }
+        try withConnection { connection in
+            try commit(entry: entry, stagings: stagings.compactMap { $0 }, body: body, on: connection)
+        }
+    }
+
+    /// A save's `MULTI` … `EXEC`, and where in it the version is counted up.
+    struct Body {
+        let commands: [RedisCommand]
+        let incrIndex: Int
     }
 
     /// What every save ends with inside its `MULTI`: the version counted up
@@ -137,9 +169,18 @@ final class RedisSession {
     }
 
     /// The rounds of a commit, on one connection (its `WATCH` is the connection's).
-    private func commit(_ body: [RedisCommand], entry: RedisCommitLog.Entry, incrIndex: Int, on connection: RedisConnection) throws {
-        let watch = RedisCommand("WATCH", keys.version)
-        let get = RedisCommand("GET", keys.version)
+    private func commit(entry: RedisCommitLog.Entry, stagings: [RedisStagedWrite.Finished], body makeBody: (Bool) -> Body,
+                        on connection: RedisConnection) throws {
+        // A staging loses its lifetime before it is watched (a key that expired after its WATCH
+        // would not stop the EXEC, and its RENAME would fail inside it), and its length is read
+        // after: only the fields this process put there.
+        var watch = RedisCommand("WATCH", keys.version)
+        for staging in stagings { watch.append(staging.key) }
+        var round = stagings.map { RedisCommand(arguments: [Array("PERSIST".utf8), $0.key]) }
+        round += [watch, RedisCommand("GET", keys.version)]
+        round += stagings.map { RedisCommand(arguments: [Array("HLEN".utf8), $0.key]) }
+        let versionIndex = stagings.count + 1
+        var bodies: [Bool: Body] = [:]
         // Saves of others this process moved past before: a record they changed that this save
         // writes again was changed here from what this process had read before them.
         if let overlap = entry.overlap(with: othersChanges) {
@@ -147,12 +188,17 @@ final class RedisSession {
         }
         for _ in 0..<20 {
             let current: Int64
+            var renaming = false
             do {
-                let watched = try connection.send([watch, get], operation: "save (watch the store's version)", transaction: true)
+                let watched = try connection.send(round, operation: "save (watch the store's version)", transaction: true)
                 if let message = watched.lazy.compactMap(\.errorMessage).first {
                     throw serverError(message, operation: "save (watch the store's version)")
                 }
-                current = try version(in: watched[1])
+                current = try version(in: watched[versionIndex])
+                // The staging is renamed only if no save came since its copy and it holds what this process put there.
+                renaming = !stagings.isEmpty && zip(stagings, watched[(versionIndex + 1)...]).allSatisfy { staging, length in
+                    staging.copyVersion == current && length.integer == staging.length
+                }
                 if current != knownVersion {
                     do {
                         try catchUp(to: current, with: entry, on: connection)
@@ -164,6 +210,9 @@ final class RedisSession {
             } catch is RedisConnection.Redirected {
                 continue   // the store's slot is on another node now: watch there
             }
+            let made = bodies[renaming] ?? makeBody(renaming)
+            bodies[renaming] = made
+            let (body, incrIndex) = (made.commands, made.incrIndex)
             let replies: [RedisReply]
             let clientID = connection.clientID   // a failed exchange forgets it
             do {

@@ -16,6 +16,10 @@ class RedisTable: StorageTable, GroupCommittingTable {
     private(set) var pending: RedisPendingChanges?
     /// Set by ``clear()`` inside a transaction: the records on the server are gone at the commit.
     private(set) var pendingClear = false
+    /// A big transaction's changes on their way to the server (``RedisStagedWrite``).
+    private var staged: RedisStagedWrite?
+    /// The count of changes at which the transaction next tries to stage them.
+    private var nextStagingAttempt: Int
     private var isClosed = false
 
     init(session: RedisSession, name: String, path: String) {
@@ -23,12 +27,14 @@ class RedisTable: StorageTable, GroupCommittingTable {
         self.name = name
         self.path = path
         key = Array(session.keys.table(name).utf8)
+        nextStagingAttempt = session.stagingThreshold
     }
 
     /// After the backend closed or its contents were replaced: every call throws.
     func close() {
         isClosed = true
         pending = nil
+        dropStaging()
     }
 
     func checkOpen() throws {
@@ -163,6 +169,11 @@ class RedisTable: StorageTable, GroupCommittingTable {
         // In a transaction (begun open and writable; a close ends it): a million of these in a save.
         if pending != nil {
             pending!.set(key, to: value)
+            if let staged {
+                staged.add(key, value)
+            } else if pending!.count >= nextStagingAttempt {
+                startStaging()
+            }
             return
         }
         try checkOpen()
@@ -296,24 +307,69 @@ class RedisTable: StorageTable, GroupCommittingTable {
     func endTransaction() {
         pending = nil
         pendingClear = false
+        dropStaging()
     }
 
     /// Inside a transaction: every record goes at the commit (before the transaction's own writes).
     func clear() {
         pending = RedisPendingChanges()
         pendingClear = true
+        dropStaging()
     }
 
-    /// Adds the commands that make the transaction's changes to `commands`, and what they touch to `log`.
-    func appendCommit(to commands: inout [RedisCommand], log: inout RedisCommitLog.Entry) {
+    // MARK: Big saves
+
+    /// Whether a big transaction's changes may be staged (``RedisStagedWrite``).
+    var stagesBigSaves: Bool { true }
+
+    /// Tries to send the transaction's changes to a staging (``RedisStagedWrite``):
+    /// at the threshold, then each time the changes have doubled, while the
+    /// table is bigger than they are. A server that refuses it is not asked again in this transaction.
+    private func startStaging() {
+        let (doubled, overflow) = nextStagingAttempt.multipliedReportingOverflow(by: 2)
+        nextStagingAttempt = overflow ? .max : doubled
+        guard stagesBigSaves, !pendingClear, let pending else { return }
+        do {
+            staged = try RedisStagedWrite.start(name: name, table: key, session: session, pending: pending)
+        } catch {
+            nextStagingAttempt = .max
+        }
+    }
+
+    private func dropStaging() {
+        staged?.discard()
+        staged = nil
+        nextStagingAttempt = session.stagingThreshold
+    }
+
+    /// Sends what is left of the transaction's staging and reads its replies:
+    /// the staging the commit may rename over the table, if all of it went in.
+    func finishStaging() -> RedisStagedWrite.Finished? {
+        staged?.finish()
+    }
+
+    /// Adds what the transaction touches to `log`.
+    func noteCommit(in log: inout RedisCommitLog.Entry) {
         guard let pending else { return }
         if pendingClear {
-            commands.append(command("DEL"))
             log.touchWhole(name)
         } else if !pending.isEmpty {
             // The keys are listed only for a save small enough to log them (else the whole table is).
             log.touch(name, keys: pending.count > RedisCommitLog.keysPerTable ? [] : pending.keys, count: pending.count)
         }
+    }
+
+    /// Adds the commands that make the transaction's changes to `commands`:
+    /// the rename of `staging` over the table, or the changes themselves (and
+    /// the removal of a staging not used).
+    func appendCommit(to commands: inout [RedisCommand], renaming staging: RedisStagedWrite.Finished?) {
+        guard let pending else { return }
+        if let staging {
+            commands.append(RedisCommand(arguments: [Array("RENAME".utf8), staging.key, key]))
+            return
+        }
+        if let staged { commands.append(RedisCommand(arguments: [Array("UNLINK".utf8), staged.key])) }
+        if pendingClear { commands.append(command("DEL")) }
         var sets = command("HSET"), deletes = command("HDEL")
         func flush() {
             if sets.argumentCount > 2 { commands.append(sets); sets = command("HSET") }

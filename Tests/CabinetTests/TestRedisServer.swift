@@ -24,8 +24,18 @@ enum TestRedis {
         "t-" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
     }
 
+    /// The options of the tests' backends: a save that changes two or more
+    /// records of a table stages them (`RedisBackend.Options.stagingThreshold`,
+    /// 4,096 by default), so that the whole store suite runs through big saves'
+    /// staging and renaming as well as through plain `MULTI`/`EXEC`.
+    static var options: RedisBackend.Options {
+        var options = RedisBackend.Options()
+        options.stagingThreshold = 2
+        return options
+    }
+
     /// A backend on a new, empty store (or on `store`).
-    static func backend(store: String? = nil, options: RedisBackend.Options = .init()) throws -> RedisBackend {
+    static func backend(store: String? = nil, options: RedisBackend.Options = TestRedis.options) throws -> RedisBackend {
         try RedisBackend(url: url, store: store ?? newStoreName(), options: options)
     }
 
@@ -144,7 +154,7 @@ extension BackendKind {
         switch self {
         case .tokyoCabinet: try TokyoCabinetBackend(directory: backend.path)
         case .memory: backend
-        case .redis: try RedisBackend(address: (backend as! RedisBackend).address)
+        case .redis: try RedisBackend(address: (backend as! RedisBackend).address, options: TestRedis.options)
         }
     }
 }
