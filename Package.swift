@@ -105,6 +105,12 @@ let package = Package(
             dependencies: ["Cabinet", "TortureModels"],
             path: "Tests/Helpers/Torture"
         ),
+        // The child of the Redis big-save kill test: one staged save, killed somewhere in it.
+        .executableTarget(
+            name: "cabinet-test-big-save",
+            dependencies: ["CabinetRedis", "CabinetStorage"],
+            path: "Tests/Helpers/BigSave"
+        ),
         // A process whose disk fills up in the middle of a save.
         .executableTarget(
             name: "cabinet-full-disk",

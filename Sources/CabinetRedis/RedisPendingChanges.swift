@@ -37,17 +37,19 @@ struct RedisPendingChanges {
         return start..<bytes.count
     }
 
-    /// Records that `key` now holds `value` (`nil`: is removed).
-    mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?) {
+    /// Records that `key` now holds `value` (`nil`: is removed); whether it had a change already.
+    @discardableResult
+    mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?) -> Bool {
         if let existing = index(of: key) {
             changes[existing].value = store(value)
-            return
+            return true
         }
         let start = bytes.count
         bytes.append(contentsOf: key)
         let change = Change(key: start..<bytes.count, value: store(value))
         if let packed = RedisKeySet.packed(key) { shortKeys.insert(packed, at: changes.count) } else { longKeys[Array(key)] = changes.count }
         changes.append(change)
+        return false
     }
 
     /// Whether `key` is changed (given a value or removed).

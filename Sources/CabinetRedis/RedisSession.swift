@@ -147,9 +147,10 @@ final class RedisSession {
             commands.append(RedisCommand("EXEC"))
             return Body(commands: commands, incrIndex: incrIndex)
         }
-        try withConnection { connection in
+        let renamed = try withConnection { connection in
             try commit(entry: entry, stagings: stagings.compactMap { $0 }, body: body, on: connection)
         }
+        if renamed { for table in tables { table.stagingRenamed() } }
     }
 
     /// A save's `MULTI` … `EXEC`, and where in it the version is counted up.
@@ -169,14 +170,15 @@ final class RedisSession {
     }
 
     /// The rounds of a commit, on one connection (its `WATCH` is the connection's).
+    /// Returns whether the save renamed its stagings over their tables.
     private func commit(entry: RedisCommitLog.Entry, stagings: [RedisStagedWrite.Finished], body makeBody: (Bool) -> Body,
-                        on connection: RedisConnection) throws {
-        // A staging loses its lifetime before it is watched (a key that expired after its WATCH
-        // would not stop the EXEC, and its RENAME would fail inside it), and its length is read
-        // after: only the fields this process put there.
+                        on connection: RedisConnection) throws -> Bool {
+        // A staging gets an hour more before it is watched (its EXPIRE after the WATCH would
+        // stop this EXEC; its expiring or removal after it stops it too, so its RENAME never
+        // fails inside the EXEC), and its length is read after: only the fields this process put there.
         var watch = RedisCommand("WATCH", keys.version)
         for staging in stagings { watch.append(staging.key) }
-        var round = stagings.map { RedisCommand(arguments: [Array("PERSIST".utf8), $0.key]) }
+        var round = stagings.map { RedisCommand(arguments: [Array("EXPIRE".utf8), $0.key, Array(String(RedisStagedWrite.lifetime).utf8)]) }
         round += [watch, RedisCommand("GET", keys.version)]
         round += stagings.map { RedisCommand(arguments: [Array("HLEN".utf8), $0.key]) }
         let versionIndex = stagings.count + 1
@@ -195,10 +197,8 @@ final class RedisSession {
                     throw serverError(message, operation: "save (watch the store's version)")
                 }
                 current = try version(in: watched[versionIndex])
-                // The staging is renamed only if no save came since its copy and it holds what this process put there.
-                renaming = !stagings.isEmpty && zip(stagings, watched[(versionIndex + 1)...]).allSatisfy { staging, length in
-                    staging.copyVersion == current && length.integer == staging.length
-                }
+                renaming = try stagingsHold(stagings, expiries: Array(watched[..<stagings.count]),
+                                            lengths: Array(watched[(versionIndex + 1)...]), current: current, on: connection)
                 if current != knownVersion {
                     do {
                         try catchUp(to: current, with: entry, on: connection)
@@ -221,7 +221,7 @@ final class RedisSession {
                 continue   // EXECABORT on the old node: nothing was written
             } catch {
                 // The reply is lost with the connection: the save may or may not be in.
-                if try committedDespiteLostReply(entry.token, killing: clientID, on: connection) { return }
+                if try committedDespiteLostReply(entry.token, killing: clientID, on: connection) { return renaming }
                 throw error
             }
             // A command refused while queueing (OOM under maxmemory, a wrong type) aborts the EXEC.
@@ -241,7 +241,7 @@ final class RedisSession {
                 // Everything up to this save taken in before it: so it is after it (it is this process's own).
                 if takenVersion == version - 1 { takenVersion = version }
                 knownVersion = version
-                return
+                return renaming
             case .null?:
                 continue   // another process saved between WATCH and EXEC: look at what it changed
             case .error(let message)?:
@@ -251,6 +251,33 @@ final class RedisSession {
             }
         }
         throw CabinetError.saveConflict(path: path, reason: "other processes saved (or the cluster moved the store) 20 times while this save was being tried")
+    }
+
+    /// Whether every staging may be renamed over its table (round one of a
+    /// commit read `expiries` and `lengths` after its `WATCH`): each is there
+    /// for an hour more, holds as many fields as this process put there, and no
+    /// save since its copy touched its table (the store's log says; a save of
+    /// other tables leaves the copy as good as new). Else the save sends its changes.
+    private func stagingsHold(_ stagings: [RedisStagedWrite.Finished], expiries: [RedisReply], lengths: [RedisReply],
+                              current: Int64, on connection: RedisConnection) throws -> Bool {
+        guard let oldest = stagings.map(\.copyVersion).min() else { return false }
+        for (staging, (expiry, length)) in zip(stagings, zip(expiries, lengths)) {
+            guard expiry.integer == 1, length.integer == staging.length else { return false }
+        }
+        guard oldest != current else { return true }
+        guard oldest < current, current - oldest <= Int64(RedisCommitLog.capacity) else { return false }
+        let replies = try connection.send([RedisCommand("LRANGE", keys.log, "0", String(current - oldest - 1)),
+                                           RedisCommand("GET", keys.version)],
+                                          operation: "save (read the store's log)", transaction: true)
+        guard replies.allSatisfy({ $0.errorMessage == nil }), try version(in: replies[1]) == current,
+              let items = replies[0].elements, items.count == Int(current - oldest) else { return false }
+        // Newest first: item i is the save that made version current - i.
+        for (index, item) in items.enumerated() {
+            guard let bytes = item.bytes, let saved = RedisCommitLog.Entry(decoding: bytes), !saved.wholeStore else { return false }
+            let made = current - Int64(index)
+            if stagings.contains(where: { $0.copyVersion < made && saved.tables[$0.table] != nil }) { return false }
+        }
+        return true
     }
 
     /// The store's version from a reply: a count of saves, never negative.

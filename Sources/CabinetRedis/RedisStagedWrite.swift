@@ -23,6 +23,8 @@ import CabinetStorage
 final class RedisStagedWrite {
     /// What the commit needs of a staging whose every command succeeded.
     struct Finished {
+        /// The table's name, and its staging once sealed (``finish()``).
+        let table: String
         let key: [UInt8]
         /// The store's version when the table was copied: the staging is the
         /// table as of then plus this save's changes.
@@ -31,45 +33,68 @@ final class RedisStagedWrite {
         let length: Int64
     }
 
-    /// How long a staging lives if its process dies before the commit (each
-    /// batch renews it; the commit's first round makes it permanent, just before it is renamed).
+    /// How long a staging lives if its process dies before the commit (renewed
+    /// every 64 commands, and by the commit's first round; its `EXEC` makes the table permanent).
     static let lifetime = 3600
     /// Replies not read yet before the next command waits for the oldest.
     private static let outstandingLimit = 256
     private static let batch = 512
 
-    let key: [UInt8]
+    let table: String
+    /// The staging the changes go to, and its name once sealed: the last write
+    /// of the stream renames it, so a server that lost any earlier write (a
+    /// restart from an AOF written every second, a failover to a replica that
+    /// was behind) lost the rename too (one connection's writes reach the AOF
+    /// and the replicas in order), and the commit finds no sealed staging.
+    let key: [UInt8], sealedKey: [UInt8]
     private let session: RedisSession
     private var connection: RedisConnection?
     private let copyVersion: Int64
     private var length: Int64
-    /// The command being filled: `HSET` or `HDEL` of ``key``. Switching between
-    /// the two sends it, so the server applies every change in the order it was made.
-    private var current: RedisCommand
-    private var currentKind = Sent.set
+    /// The commands being filled. A key is in at most one of them: a change of a
+    /// key changed before in this transaction sends both first, so the server
+    /// applies the changes of each key in the order they were made.
+    private var sets: RedisCommand, removals: RedisCommand
     /// The commands sent and not answered yet, oldest first (from ``outstandingStart``).
     private var outstanding: [Sent] = []
     private var outstandingStart = 0
     private var sentSinceRenewal = 0
+    /// Whether the staging may hold no field now (an empty hash is no key, and
+    /// an `HSET` makes it anew, without its lifetime).
+    private var mayBeGone: Bool
     private(set) var failed = false
+    /// Renamed over the table by a commit: nothing left to remove.
+    private var renamed = false
 
-    private init(key: [UInt8], session: RedisSession, connection: RedisConnection, copyVersion: Int64, length: Int64) {
+    private init(table: String, key: [UInt8], sealedKey: [UInt8], session: RedisSession, connection: RedisConnection,
+                 copyVersion: Int64, length: Int64) {
+        self.table = table
         self.key = key
+        self.sealedKey = sealedKey
         self.session = session
         self.connection = connection
         self.copyVersion = copyVersion
         self.length = length
-        current = RedisCommand(arguments: [Array("HSET".utf8), key])
+        mayBeGone = length == 0
+        sets = RedisCommand(arguments: [Array("HSET".utf8), key])
+        removals = RedisCommand(arguments: [Array("HDEL".utf8), key])
     }
 
-    deinit { discard() }
+    /// No network here: a staging still held is left to expire.
+    deinit {
+        if let connection {
+            connection.disconnect()
+            session.giveBack(connection)
+        }
+    }
 
     /// Starts staging table `name` (its hash `table`) with the transaction's
     /// changes so far, unless the table holds more records than `pending`
     /// changes (then `nil`, and the caller may try again when the save has grown).
     /// Throws if the server refuses the script (too old for `COPY`: the caller stops trying).
     static func start(name: String, table: [UInt8], session: RedisSession, pending: RedisPendingChanges) throws -> RedisStagedWrite? {
-        let key = Array((session.keys.stagingPrefix + RedisSession.hex(RedisSession.newToken()) + ":" + name).utf8)
+        let token = session.keys.stagingPrefix + RedisSession.hex(RedisSession.newToken())
+        let key = Array((token + ":" + name).utf8), sealedKey = Array((token + ".sealed:" + name).utf8)
         var script = RedisCommand(arguments: [Array("EVAL".utf8), Array(startScript.utf8), Array("3".utf8),
                                               table, key, Array(session.keys.version.utf8)])
         script.append(String(lifetime))
@@ -102,7 +127,8 @@ final class RedisStagedWrite {
                 }
                 version = value
             }
-            write = RedisStagedWrite(key: key, session: session, connection: connection, copyVersion: version, length: length)
+            write = RedisStagedWrite(table: name, key: key, sealedKey: sealedKey, session: session, connection: connection,
+                                     copyVersion: version, length: length)
         } catch {
             connection.disconnect()
             session.giveBack(connection)
@@ -113,49 +139,68 @@ final class RedisStagedWrite {
             if value != nil && skipped < firstSets {
                 skipped += 1
             } else {
-                write.add(field, value)
+                write.add(field, value, changedBefore: false)
             }
             return true
         }
         return write
     }
 
-    /// Adds one change (`nil`: a removal) to the stream. A failure marks the
+    /// Adds one change (`nil`: a removal) to the stream; `changedBefore`: the
+    /// key had a change in this transaction already. A failure marks the
     /// staging failed and is not thrown: the commit sends the save the usual way.
-    func add(_ field: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) {
+    func add(_ field: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, changedBefore: Bool) {
         guard !failed else { return }
-        let kind: Sent = value != nil ? .set : .removal
-        if kind != currentKind || current.argumentCount >= 2 + 2 * RedisStagedWrite.batch {
-            send()
-            currentKind = kind
-            current = RedisCommand(arguments: [Array((kind == .set ? "HSET" : "HDEL").utf8), key])
+        if changedBefore { sendBoth() }
+        if let value {
+            sets.append(field); sets.append(value)
+            if sets.argumentCount >= 2 + 2 * RedisStagedWrite.batch { send(.set) }
+        } else {
+            removals.append(field)
+            if removals.argumentCount >= 2 + RedisStagedWrite.batch { send(.removal) }
         }
-        current.append(field)
-        if let value { current.append(value) }
     }
 
-    /// What a command sent says in its reply: fields added, fields removed, or nothing of them.
+    /// What a command sent says in its reply: fields added, fields removed, its
+    /// lifetime renewed (1: the staging is there), or sealed (`OK`).
     private enum Sent {
-        case set, removal, renewal
+        case set, removal, renewal, seal
     }
 
-    private func send() {
-        guard !failed, current.argumentCount > 2, let connection else { return }
+    private func sendBoth() {
+        send(.set)
+        send(.removal)
+    }
+
+    private func send(_ kind: Sent) {
+        guard !failed, let connection else { return }
+        let command = kind == .set ? sets : removals
+        guard command.argumentCount > 2 else { return }
+        if kind == .set {
+            sets = RedisCommand(arguments: [Array("HSET".utf8), key])
+        } else {
+            removals = RedisCommand(arguments: [Array("HDEL".utf8), key])
+        }
         do {
-            try connection.write(current, operation: "stage a big save")
-            outstanding.append(currentKind)
-            current = RedisCommand(arguments: [Array((currentKind == .set ? "HSET" : "HDEL").utf8), key])
+            try write(command, kind, on: connection)
             sentSinceRenewal += 1
-            if sentSinceRenewal >= 64 {
-                try connection.write(RedisCommand(arguments: [Array("EXPIRE".utf8), key, Array(String(RedisStagedWrite.lifetime).utf8)]),
-                                     operation: "stage a big save")
-                outstanding.append(.renewal)
+            if kind == .removal { mayBeGone = true }
+            // An HSET that may have made the staging anew gives it its lifetime at once; else every 64 commands.
+            if (kind == .set && mayBeGone) || sentSinceRenewal >= 64 {
+                try write(RedisCommand(arguments: [Array("EXPIRE".utf8), key, Array(String(RedisStagedWrite.lifetime).utf8)]),
+                          .renewal, on: connection)
                 sentSinceRenewal = 0
+                mayBeGone = kind == .removal
             }
             while outstanding.count - outstandingStart > RedisStagedWrite.outstandingLimit { try readOne() }
         } catch {
             fail()
         }
+    }
+
+    private func write(_ command: RedisCommand, _ kind: Sent, on connection: RedisConnection) throws {
+        try connection.write(command, operation: "stage a big save")
+        outstanding.append(kind)
     }
 
     /// Reads the oldest reply: an `HSET`'s count of new fields, an `HDEL`'s of removed ones.
@@ -165,11 +210,15 @@ final class RedisStagedWrite {
         outstandingStart += 1
         if outstandingStart == outstanding.count { outstanding.removeAll(keepingCapacity: true); outstandingStart = 0 }
         let reply = try connection.awaitReply(operation: "stage a big save")
+        if kind == .seal {
+            guard case .status("OK") = reply else { throw StagingFailed() }
+            return
+        }
         guard reply.errorMessage == nil, let count = reply.integer else { throw StagingFailed() }
         switch kind {
         case .set: length += count
         case .removal: length -= count
-        case .renewal: if count != 1 { throw StagingFailed() }   // the staging is gone: expired or removed
+        case .renewal, .seal: if count != 1 { throw StagingFailed() }   // the staging is gone: expired or removed
         }
     }
 
@@ -180,19 +229,23 @@ final class RedisStagedWrite {
         connection?.disconnect()   // replies may be on their way: the connection is not reusable
     }
 
-    /// Sends what is left and reads every reply: the staging, if all of it went
-    /// in and it is not empty (an empty hash is no key, so nothing to rename).
+    /// Sends what is left, seals the staging and reads every reply: the sealed
+    /// staging, if all of it went in (an empty one is no key: nothing to rename).
     func finish() -> Finished? {
-        send()
-        guard !failed else { return nil }
+        sendBoth()
+        guard !failed, let connection else { return nil }
         do {
+            try write(RedisCommand(arguments: [Array("RENAME".utf8), key, sealedKey]), .seal, on: connection)
             while outstandingStart < outstanding.count { try readOne() }
         } catch {
             fail()
             return nil
         }
-        return length > 0 ? Finished(key: key, copyVersion: copyVersion, length: length) : nil
+        return length > 0 ? Finished(table: table, key: sealedKey, copyVersion: copyVersion, length: length) : nil
     }
+
+    /// After the commit renamed the staging over the table.
+    func markRenamed() { renamed = true }
 
     /// Removes the staging (unless it was renamed into place) and gives the connection back.
     func discard() {
@@ -200,14 +253,16 @@ final class RedisStagedWrite {
         self.connection = nil
         if failed {
             connection.disconnect()   // the staging expires by itself
-        } else {
+        } else if !renamed {
             do {
                 for _ in outstandingStart..<outstanding.count { _ = try connection.awaitReply(operation: "remove a big save's staging") }
-                _ = try connection.send([RedisCommand(arguments: [Array("UNLINK".utf8), key])], operation: "remove a big save's staging")
+                _ = try connection.send([RedisCommand(arguments: [Array("UNLINK".utf8), key, sealedKey])], operation: "remove a big save's staging")
             } catch {
                 connection.disconnect()   // the staging expires by itself
             }
         }
+        outstanding = []
+        outstandingStart = 0
         session.giveBack(connection)
     }
 

@@ -168,9 +168,9 @@ class RedisTable: StorageTable, GroupCommittingTable {
     private func change(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?) throws {
         // In a transaction (begun open and writable; a close ends it): a million of these in a save.
         if pending != nil {
-            pending!.set(key, to: value)
+            let changedBefore = pending!.set(key, to: value)
             if let staged {
-                staged.add(key, value)
+                staged.add(key, value, changedBefore: changedBefore)
             } else if pending!.count >= nextStagingAttempt {
                 startStaging()
             }
@@ -348,6 +348,11 @@ class RedisTable: StorageTable, GroupCommittingTable {
         staged?.finish()
     }
 
+    /// After a commit renamed the staging over the table: nothing to remove.
+    func stagingRenamed() {
+        staged?.markRenamed()
+    }
+
     /// Adds what the transaction touches to `log`.
     func noteCommit(in log: inout RedisCommitLog.Entry) {
         guard let pending else { return }
@@ -365,10 +370,12 @@ class RedisTable: StorageTable, GroupCommittingTable {
     func appendCommit(to commands: inout [RedisCommand], renaming staging: RedisStagedWrite.Finished?) {
         guard let pending else { return }
         if let staging {
+            // The staging's lifetime goes with it: PERSIST (which cannot fail) ends it.
             commands.append(RedisCommand(arguments: [Array("RENAME".utf8), staging.key, key]))
+            commands.append(command("PERSIST"))
             return
         }
-        if let staged { commands.append(RedisCommand(arguments: [Array("UNLINK".utf8), staged.key])) }
+        if let staged { commands.append(RedisCommand(arguments: [Array("UNLINK".utf8), staged.key, staged.sealedKey])) }
         if pendingClear { commands.append(command("DEL")) }
         var sets = command("HSET"), deletes = command("HDEL")
         func flush() {

@@ -3,6 +3,9 @@ import CabinetRedis
 import CabinetStorage
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Big saves on Redis: a table's changes from `stagingThreshold` on go to a
 /// staging key while the save is made, and the commit renames it over the
@@ -37,12 +40,17 @@ import Testing
         server.cli("--scan", "--pattern", "{\(store)}/staging/*").split(separator: "\n").map(String.init)
     }
 
-    static func renames(_ server: RedisBackendTests.OwnServer) -> Int {
+    /// How many times the server ran `command` (`INFO commandstats`).
+    static func calls(_ command: String, _ server: RedisBackendTests.OwnServer) -> Int {
         let stats = server.cli("INFO", "commandstats")
-        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_rename:") }),
+        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):") }),
               let calls = line.split(separator: ",").first?.split(separator: "=").last else { return 0 }
         return Int(calls) ?? 0
     }
+
+    /// Renames over a table: each stream is sealed by a rename of its own, so a
+    /// staged save makes two, a save that staged and then sent its changes one.
+    static func renames(_ server: RedisBackendTests.OwnServer) -> Int { calls("rename", server) / 2 }
 
     @Test func aBigSaveOfObjectsIsRenamedIntoPlaceAndReadsBackWhole() throws {
         let server = try RedisBackendTests.OwnServer()
@@ -215,6 +223,114 @@ import Testing
         try a.save()
         #expect(try a.count(of: Song.self) == 51)
         a.close(); b.close()
+    }
+
+    @Test func aSaveOfAnotherProcessToAnotherTableLeavesTheStagingGood() throws {
+        let server = try RedisBackendTests.OwnServer()
+        let name = TestRedis.newStoreName()
+        let a = try RedisBackend(url: server.url, store: name, options: Self.options(threshold: 10))
+        let b = try RedisBackend(url: server.url, store: name)
+        let tableA = try a.openTable(named: "T"), otherB = try b.openTable(named: "U")
+        try tableA.beginTransaction()
+        try Self.put(0..<50, "a", into: tableA)
+        try otherB.beginTransaction()
+        try Self.put(0..<5, "b", into: otherB)      // another process saves another table meanwhile
+        try otherB.commitTransaction()
+        try tableA.commitTransaction()
+        #expect(Self.renames(server) == 1, "the copy of T is as good as new: renamed")
+        #expect(try Self.read(tableA, 49) == "a-49" && Self.read(otherB, 4) == "b-4")
+        #expect(Self.stagings(server, store: name).isEmpty)
+        a.close(); b.close()
+    }
+
+    @Test func aStagingAlwaysHasItsLifetimeWhileTheSaveIsMade() throws {
+        let server = try RedisBackendTests.OwnServer()
+        let name = TestRedis.newStoreName()
+        let backend = try RedisBackend(url: server.url, store: name, options: Self.options(threshold: 10))
+        let table = try backend.openTable(named: "T")
+        try table.beginTransaction()
+        // Removals of rows that are not there first: the staging starts as no key at all.
+        for row in 0..<10 { _ = try Self.key(1_000_000 + row).withUnsafeBytes { try table.removeValue(forKey: $0) } }
+        try Self.put(0..<600, "x", into: table)     // its first HSET makes it
+        let staging = try #require(Self.stagings(server, store: name).first)
+        let ttl = Int(server.cli("TTL", staging).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -9
+        #expect(ttl > 0, "a staging without a lifetime would stay for ever if this process died now (TTL \(ttl))")
+        try table.commitTransaction()
+        #expect(server.cli("TTL", "{\(name)}:T").trimmingCharacters(in: .whitespacesAndNewlines) == "-1", "the table itself never expires")
+        #expect(table.recordCount == 600)
+    }
+
+    @Test func alternatingSetsAndRemovalsOfDifferentRowsGoInFewCommands() throws {
+        let server = try RedisBackendTests.OwnServer()
+        let backend = try RedisBackend(url: server.url, store: TestRedis.newStoreName(), options: Self.options(threshold: 10))
+        let table = try backend.openTable(named: "T")
+        try table.beginTransaction()
+        try Self.put(0..<20, "base", into: table)
+        try table.commitTransaction()
+        let (sets, removals) = (Self.calls("hset", server), Self.calls("hdel", server))
+        try table.beginTransaction()
+        for row in 20..<1_020 {
+            if row % 2 == 0 { try Self.put(row..<row + 1, "new", into: table) }
+            else { _ = try Self.key(row - 20).withUnsafeBytes { try table.removeValue(forKey: $0) } }
+        }
+        try table.commitTransaction()
+        #expect(Self.calls("hset", server) - sets <= 4 && Self.calls("hdel", server) - removals <= 4,
+                "\(Self.calls("hset", server) - sets) HSETs, \(Self.calls("hdel", server) - removals) HDELs")
+        #expect(try Self.read(table, 1_018) == "new-1018" && Self.read(table, 1) == nil && Self.read(table, 0) == "base-0")
+    }
+
+    /// A process killed (SIGKILL) at moments spread over a staged save of
+    /// 100,000 records (from the staging's start to past the commit, as long as
+    /// a save that is not killed takes here): its table is whole or absent, and
+    /// whatever staging it left expires by itself.
+    @Test func aProcessKilledInAStagedSaveLeavesItWholeOrAbsent() throws {
+        let server = try RedisBackendTests.OwnServer()
+        let name = TestRedis.newStoreName()
+        let count = 100_000
+        var generator = SystemRandomNumberGenerator()
+        var outcomes: [String: Int] = [:]
+        var duration: Duration = .zero
+        let rounds = 9
+        for round in 0..<rounds {
+            let table = "T\(round)"
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: buildProductsDirectory + "/cabinet-test-big-save")
+            child.arguments = [server.url, name, table, String(count)]
+            let output = Pipe()
+            child.standardOutput = output
+            try child.run()
+            let first = String(decoding: output.fileHandleForReading.availableLine(), as: UTF8.self)
+            #expect(first == "staging", "round \(round): \(first)")
+            if round == 0 {
+                // Round 0 is not killed: how long the rest of a save takes.
+                let clock = ContinuousClock(), start = clock.now
+                child.waitUntilExit()
+                duration = clock.now - start
+            } else {
+                let span = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+                let slice = span * 1.2 / Double(rounds - 1)
+                usleep(UInt32(slice * Double(round - 1) + Double.random(in: 0...slice, using: &generator)))
+                kill(child.processIdentifier, SIGKILL)
+                child.waitUntilExit()
+            }
+            let committed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("committed")
+            let check = try RedisBackend(url: server.url, store: name)
+            let records = try check.hasTable(named: table) ? try check.openTable(named: table).recordCount : 0
+            #expect(records == 0 || records == count, "round \(round): \(records) of \(count) records: a part of a save")
+            if committed || round == 0 { #expect(records == count, "round \(round): an acknowledged save is missing") }
+            if records == count {
+                let stored = try check.openTable(named: table)
+                #expect(try Self.read(stored, count - 1) == "\(table)-\(count - 1)" && Self.read(stored, 0) == "\(table)-0")
+            }
+            for leftover in Self.stagings(server, store: name) {
+                let ttl = Int(server.cli("TTL", leftover).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -9
+                #expect(ttl > 0, "round \(round): \(leftover) would never expire (TTL \(ttl))")
+                server.cli("UNLINK", leftover)
+            }
+            outcomes[records == count ? "whole" : "absent", default: 0] += 1
+            check.close()
+        }
+        print("big saves killed: \(outcomes), a whole save taking \(duration)")
     }
 
     @Test func verifyReportsAStagingLeftByAProcessThatDied() throws {
