@@ -93,8 +93,8 @@ crashpoints: deps tools
 
 # libFuzzer with AddressSanitizer over the decoders (records, metadata rows, index
 # row records and posting blocks, journals) for FUZZ_SECONDS (default 60). Built
-# with swiftc into one module with the library's sources (swift-log's Logging
-# beside it); findings go to .build-fuzz/.
+# with swiftc into one module with the library's sources (swift-log's Logging and
+# the C of CTokyoCabinetYields beside it); findings go to .build-fuzz/.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	mkdir -p .build-fuzz/corpus .build-fuzz/modules
@@ -102,12 +102,15 @@ fuzz: deps
 	swiftc -c -wmo -sanitize=fuzzer,address -parse-as-library -O -module-name Logging -package-name swift_log \
 	  -emit-module -emit-module-path .build-fuzz/modules/Logging.swiftmodule \
 	  $$(find .build/checkouts/swift-log/Sources/Logging -name '*.swift') -o .build-fuzz/Logging.o
+	clang -c -O2 -fsanitize=fuzzer-no-link,address -I Sources/CTokyoCabinetYields/include \
+	  Sources/CTokyoCabinetYields/TokyoCabinetYields.c -o .build-fuzz/TokyoCabinetYields.o
 	swiftc -c -wmo -sanitize=fuzzer,address -parse-as-library -O -module-name CabinetStorage -package-name cabinet \
-	  -I Sources/CTokyoCabinet -emit-module -emit-module-path .build-fuzz/modules/CabinetStorage.swiftmodule \
+	  -I Sources/CTokyoCabinet -I Sources/CTokyoCabinetYields/include -emit-module -emit-module-path .build-fuzz/modules/CabinetStorage.swiftmodule \
 	  $$(find Sources/CabinetStorage -name '*.swift') -o .build-fuzz/CabinetStorage.o
 	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name Cabinet -package-name cabinet \
-	  -I .build-fuzz/modules -I Sources/CTokyoCabinet \
-	  $$(find Sources/Cabinet -name '*.swift') Fuzz/FuzzDecoders.swift .build-fuzz/CabinetStorage.o .build-fuzz/Logging.o -ltokyocabinet \
+	  -I .build-fuzz/modules -I Sources/CTokyoCabinet -I Sources/CTokyoCabinetYields/include \
+	  $$(find Sources/Cabinet -name '*.swift') Fuzz/FuzzDecoders.swift .build-fuzz/CabinetStorage.o .build-fuzz/TokyoCabinetYields.o \
+	  .build-fuzz/Logging.o -ltokyocabinet -ldl \
 	  -o .build-fuzz/fuzz-decoders 2>&1 | grep -v "Cannot export local symbol '__asan" || true
 	cd .build-fuzz && ./fuzz-decoders corpus -max_total_time=$(FUZZ_SECONDS) -max_len=512
 

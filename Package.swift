@@ -35,10 +35,16 @@ let package = Package(
             // warning; the header is included as <hiredis/hiredis.h> from the system's include path.
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // Points Tokyo Cabinet's own sched_yield calls (Debian builds it in its
+        // micro-yield mode) at a function that returns at once: TokyoCabinetYields.
+        .target(
+            name: "CTokyoCabinetYields",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         // Bytes, tables, files, the journal, locks and the backends: knows no objects.
         .target(
             name: "CabinetStorage",
-            dependencies: ["CTokyoCabinet"]
+            dependencies: ["CTokyoCabinet", "CTokyoCabinetYields"]
         ),
         // Objects, their encoding, the store, undo, versioning, maintenance; re-exports CabinetStorage.
         .target(

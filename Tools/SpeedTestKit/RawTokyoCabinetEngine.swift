@@ -20,6 +20,8 @@ public enum RawTokyoCabinetEngine: Engine {
         /// Opens `path`; a new file gets the tuning Cabinet's files end up with
         /// (a bucket per two expected records, 4-byte alignment), so only the object layer differs.
         init(_ path: String, expectedRecords: Int = 0) throws {
+            // The same library as Cabinet's, with its debugging yields skipped as Cabinet skips them.
+            TokyoCabinetYields.skip()
             guard let hdb = tchdbnew() else { throw SpeedTestError("tchdbnew failed") }
             self.hdb = hdb
             self.path = path

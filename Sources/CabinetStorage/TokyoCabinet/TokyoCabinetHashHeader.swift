@@ -37,6 +37,7 @@ public enum TokyoCabinetByteOrder: String, Sendable, CustomStringConvertible {
             unlink(path)
             rmdir(directory)
         }
+        TokyoCabinetYields.skip()
         guard let hdb = tchdbnew() else { return nil }
         defer { tchdbdel(hdb) }
         _ = tchdbtune(hdb, 17, 4, 1, 0)

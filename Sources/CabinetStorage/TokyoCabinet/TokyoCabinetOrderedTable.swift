@@ -60,6 +60,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     }
 
     private static func openHandle(path: String, mode: Int32, options: TokyoCabinetBackend.Options) throws -> UnsafeMutablePointer<TCBDB> {
+        TokyoCabinetYields.skip()   // before the first call into Tokyo Cabinet
         guard let bdb = tcbdbnew() else {
             throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tcbdbnew", code: -1, message: "out of memory")
         }

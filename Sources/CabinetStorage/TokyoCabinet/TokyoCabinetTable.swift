@@ -118,6 +118,7 @@ final class TokyoCabinetTable: StorageTable {
     /// A handle opened with `mode` (plus `HDBOTSYNC` when asked); `tuning` for files it creates.
     static func openHandle(path: String, mode: Int32, options: TokyoCabinetBackend.Options,
                            tuning: (buckets: Int64, alignment: Int8, pool: Int8, flags: UInt8)?) throws -> UnsafeMutablePointer<TCHDB> {
+        TokyoCabinetYields.skip()   // before the first call into Tokyo Cabinet
         guard let hdb = tchdbnew() else {
             throw CabinetError.backendFailure(RecordLocation(file: path), operation: "tchdbnew", code: -1, message: "out of memory")
         }
