@@ -117,6 +117,13 @@ let package = Package(
             dependencies: ["CabinetRedis", "CabinetStorage"],
             path: "Tests/Helpers/BigSave"
         ),
+        // Opens a Tokyo Cabinet table and prints what became of Tokyo Cabinet's yields
+        // (the test of CABINET_TOKYO_CABINET_YIELDS=keep needs a process of its own).
+        .executableTarget(
+            name: "cabinet-test-yields",
+            dependencies: ["CabinetStorage"],
+            path: "Tests/Helpers/Yields"
+        ),
         // A process whose disk fills up in the middle of a save.
         .executableTarget(
             name: "cabinet-full-disk",

@@ -2,8 +2,9 @@
 #define CABINET_CTOKYOCABINETYIELDS_H
 // Debian's Tokyo Cabinet is built in its "micro yield" mode (TC's configure
 // option --enable-uyield, meant for finding race conditions while developing
-// it): every 256th assert its code passes calls sched_yield(2). That is one
-// system call per few records read or written. These functions point the
+// it): its asserts and conditionals count up a global counter and call
+// sched_yield(2) whenever its low byte wraps. That is one system call per few
+// records read or written. These functions point the
 // library's own import of sched_yield at a function that returns at once,
 // leaving every other caller of sched_yield in the process as it was.
 // CabinetStorage's TokyoCabinetYields is the Swift side; docs/ARCHITECTURE.md says why.
@@ -28,15 +29,20 @@ typedef enum {
 } cabinet_tc_yields_status;
 
 /// Finds the loaded libtokyocabinet's slot for sched_yield and points it at a
-/// function that returns 0. Reads only the library's loaded segments, each
-/// address checked against them before it is read; writes one aligned pointer
-/// (atomically), in a segment that is writable. Call it once, before or while
-/// Tokyo Cabinet is used from any thread.
+/// function that returns 0 (whose code is then kept loaded for good). Reads
+/// only the library's loaded segments, each address checked against them
+/// before it is read; writes one aligned pointer (by compare-and-swap), in a
+/// segment that is writable. May be called any number of times, from any
+/// thread, while Tokyo Cabinet is used: each call checks the slot again.
 cabinet_tc_yields_status cabinet_tc_skip_yields(void);
 
 /// Whether the loaded libtokyocabinet's slot for `import_name` points at the
 /// function that skips yields: 1 if it does, 0 if it does not, -1 if there is no such slot.
 int cabinet_tc_import_is_skipped(const char *import_name);
+
+/// For tests: points the slot back at the real sched_yield, as the dynamic
+/// loader's lazy binding may when it races cabinet_tc_skip_yields. 1 if it did.
+int cabinet_tc_put_back_yields(void);
 
 /// How many times Tokyo Cabinet has called sched_yield since its calls were skipped.
 long cabinet_tc_skipped_yields(void);
