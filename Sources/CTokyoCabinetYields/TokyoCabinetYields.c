@@ -145,17 +145,36 @@ static cabinet_tc_yields_status find_slot(const struct dl_phdr_info *info, const
 #endif
 }
 
+/// What a search of the loaded libtokyocabinet does with the slot it finds.
+typedef enum { LOOK, SKIP, PUT_BACK } slot_change;
+
 typedef struct {
     /// Where tchdbnew is: inside the library looked for.
     uintptr_t defined;
     const char *name;
-    /// Whether to point the slot at skip_yield, and what it may hold before.
-    int change;
+    slot_change change;
+    /// What the slot holds when the loader bound it: the function itself.
     void *original;
     cabinet_tc_yields_status status;
-    /// For cabinet_tc_import_is_skipped: -1 (no slot), 0 or 1.
+    /// -1 (no slot), 0 or 1: whether the slot points at skip_yield (PUT_BACK: whether it did and was put back).
     int skipped;
 } search;
+
+/// Points the slot at skip_yield by compare-and-swap, so that a binding the
+/// loader makes meanwhile (another thread's first call through the stub) is
+/// looked at again, not overwritten unseen.
+static void skip_slot(const struct dl_phdr_info *info, search *found, void **slot, void *current) {
+    for (int attempt = 0; attempt < 16; attempt++) {
+        // Resolved already (the function itself), or not yet (the library's own lazy-binding stub).
+        if (current != found->original && !inside(info, PT_LOAD, (uintptr_t)current, 1, PF_X)) break;
+        if (__atomic_compare_exchange_n(slot, &current, (void *)skip_yield, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+            || current == (void *)skip_yield) {
+            found->skipped = 1;
+            return;
+        }
+    }
+    found->status = CABINET_TC_YIELDS_CHANGED_ELSEWHERE;
+}
 
 static int visit(struct dl_phdr_info *info, size_t size, void *data) {
     search *found = data;
@@ -168,25 +187,17 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data) {
     if (found->status != CABINET_TC_YIELDS_SKIPPED) return 1;
     void *current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     found->skipped = current == (void *)skip_yield;
-    if (!found->change || found->skipped) return 1;
-    // A compare-and-swap, so that a binding the loader makes meanwhile (another
-    // thread's first call through the stub) is looked at again, not overwritten unseen.
-    for (int attempt = 0; attempt < 16; attempt++) {
-        // Resolved already (the function itself), or not yet (the library's own lazy-binding stub).
-        if (current != found->original && !inside(info, PT_LOAD, (uintptr_t)current, 1, PF_X)) {
-            found->status = CABINET_TC_YIELDS_CHANGED_ELSEWHERE;
-            return 1;
-        }
-        if (__atomic_compare_exchange_n(slot, &current, (void *)skip_yield, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            found->skipped = 1;
-            return 1;
-        }
-        if (current == (void *)skip_yield) {
-            found->skipped = 1;
-            return 1;
-        }
+    switch (found->change) {
+    case LOOK:
+        break;
+    case SKIP:
+        if (!found->skipped) skip_slot(info, found, slot, current);
+        break;
+    case PUT_BACK:
+        found->skipped = found->skipped && found->original != NULL
+            && __atomic_compare_exchange_n(slot, &current, found->original, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        break;
     }
-    found->status = CABINET_TC_YIELDS_CHANGED_ELSEWHERE;
     return 1;
 }
 
@@ -218,7 +229,7 @@ static int pin_skip_yield(void) {
     return kept;
 }
 
-static search look(const char *name, int change) {
+static search look(const char *name, slot_change change) {
     search found = {
         .defined = (uintptr_t)dlsym(RTLD_DEFAULT, "tchdbnew"),
         .name = name,
@@ -228,7 +239,7 @@ static search look(const char *name, int change) {
         .skipped = -1,
     };
     if (found.defined == 0) return found;
-    if (change && !pin_skip_yield()) {
+    if (change == SKIP && !pin_skip_yield()) {
         found.status = CABINET_TC_YIELDS_UNSUPPORTED;
         return found;
     }
@@ -237,33 +248,15 @@ static search look(const char *name, int change) {
 }
 
 cabinet_tc_yields_status cabinet_tc_skip_yields(void) {
-    return look("sched_yield", 1).status;
-}
-
-static int visit_put_back(struct dl_phdr_info *info, size_t size, void *data) {
-    search *found = data;
-    if (size < offsetof(struct dl_phdr_info, dlpi_phnum) + sizeof(info->dlpi_phnum)) return 0;
-    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libtokyocabinet") == NULL) return 0;
-    if (!inside(info, PT_LOAD, found->defined, 1, PF_X)) return 0;
-    void **slot = NULL;
-    if (find_slot(info, found->name, &slot) != CABINET_TC_YIELDS_SKIPPED || found->original == NULL) return 1;
-    void *expected = (void *)skip_yield;
-    found->skipped = __atomic_compare_exchange_n(slot, &expected, found->original, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    return 1;
+    return look("sched_yield", SKIP).status;
 }
 
 int cabinet_tc_put_back_yields(void) {
-    search found = {
-        .defined = (uintptr_t)dlsym(RTLD_DEFAULT, "tchdbnew"),
-        .name = "sched_yield",
-        .original = dlsym(RTLD_DEFAULT, "sched_yield"),
-        .skipped = 0,
-    };
-    if (found.defined != 0) dl_iterate_phdr(visit_put_back, &found);
-    return found.skipped == 1;
+    search found = look("sched_yield", PUT_BACK);
+    return found.status == CABINET_TC_YIELDS_SKIPPED && found.skipped == 1;
 }
 
 int cabinet_tc_import_is_skipped(const char *import_name) {
-    search found = look(import_name, 0);
+    search found = look(import_name, LOOK);
     return found.status == CABINET_TC_YIELDS_SKIPPED ? found.skipped : -1;
 }
