@@ -1,4 +1,5 @@
 @testable import CabinetStorage
+import CTokyoCabinet
 import Foundation
 import Testing
 
@@ -67,30 +68,12 @@ import Testing
         let directory = try TemporaryDirectory()
         let (backend, _, kept, _) = try filled(directory, seed: 3)
         backend.close()
-        let original = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/Keys"))
-        var random = SeededRandom(4)
-        var opened = 0
-        for round in 0..<40 {
-            let copy = try TemporaryDirectory()
-            var damaged = original
-            for _ in 0..<(1 + round % 30) {
-                // Past the header's first fields (damage there is Tokyo Cabinet's own open to refuse).
-                let at = 64 + Int(random.next() % UInt64(damaged.count - 64))
-                damaged[at] = UInt8(truncatingIfNeeded: random.next())
-            }
-            try damaged.write(to: URL(fileURLWithPath: copy.path + "/Keys"))
-            var reading = TokyoCabinetBackend.Options()
-            reading.readOnly = true
-            guard let backend = try? TokyoCabinetBackend(directory: copy.path, options: reading),
-                  let table = try? backend.openTable(named: "Keys") as? TokyoCabinetTable, let hdb = table.handle,
-                  let bigEndian = TokyoCabinetLookup.byteOrder(of: hdb) else { continue }
-            opened += 1
+        let opened = try forEachDamagedCopy(of: directory.path + "/Keys", copies: 40, changes: 30, seed: 4) { hdb, bigEndian in
             for key in kept.keys {
                 if case .found(let bytes) = key.withUnsafeBytes({ TokyoCabinetLookup.find(hdb, key: $0, bigEndian: bigEndian) }) {
                     _ = bytes.reduce(0, &+)   // every byte it hands out is readable
                 }
             }
-            backend.close()
         }
         #expect(opened > 0)
     }
@@ -109,4 +92,91 @@ import Testing
         #expect(table.readsThroughMap, "after a reopen")
         #expect(try [UInt8]([1]).withUnsafeBytes { try table.withValue(forKey: $0) { Array($0) } } == [2])
     }
+}
+
+/// The batch walk that warms a batch of lookups (``TokyoCabinetLookup/prefetch(_:keys:bigEndian:rounds:)``)
+/// and the batched row reads built on it.
+@Suite struct TokyoCabinetPrefetchTests {
+    @Test func theWalkReachesEveryRecordThereAndNoKeyThatIsNot() throws {
+        let directory = try TemporaryDirectory()
+        var options = TokyoCabinetBackend.Options()
+        options.bucketCount = 97   // trees of about 40 records: deep walks
+        let backend = try TokyoCabinetBackend(directory: directory.path, options: options)
+        defer { backend.close() }
+        let table = try #require(try backend.openTable(named: "Rows") as? TokyoCabinetTable)
+        try table.transaction {
+            for row in UInt32(1)...4_000 where row % 5 != 0 {
+                let value = [UInt8](repeating: UInt8(truncatingIfNeeded: row), count: Int(row % 300))
+                try value.withUnsafeBytes { try table.setValue($0, forRow: row) }
+            }
+        }
+        let hdb = try #require(table.handle)
+        let bigEndian = try #require(TokyoCabinetLookup.byteOrder(of: hdb) as Bool?)
+        let present = (UInt32(1)...4_000).filter { $0 % 5 != 0 }
+        let absent = (UInt32(1)...4_000).filter { $0 % 5 == 0 } + [0, 4_001, .max]
+        #expect(TokyoCabinetLookup.prefetch(hdb, keys: TokyoCabinetLookup.RowKeys(rows: present), bigEndian: bigEndian, rounds: .max)
+                == present.count, "every record followed to its value")
+        #expect(TokyoCabinetLookup.prefetch(hdb, keys: TokyoCabinetLookup.RowKeys(rows: absent), bigEndian: bigEndian, rounds: .max) == 0)
+        let byteKeys = present.map { withUnsafeBytes(of: $0.littleEndian, Array.init) }
+        #expect(TokyoCabinetLookup.prefetch(hdb, keys: TokyoCabinetLookup.ByteKeys(keys: byteKeys), bigEndian: bigEndian, rounds: .max)
+                == present.count)
+        // Bounded: a round follows each key one step, so one round reaches no value (the first reads the buckets).
+        #expect(TokyoCabinetLookup.prefetch(hdb, keys: TokyoCabinetLookup.RowKeys(rows: present), bigEndian: bigEndian, rounds: 1) == 0)
+
+        // Read by rows, as by one key at a time, missing rows as nil, in the order asked.
+        let asked = (present.prefix(300) + absent.prefix(50)).shuffled()
+        var got: [Int: [UInt8]?] = [:]
+        try table.withValues(forRows: asked) { index, value in got[index] = .some(value.map(Array.init)) }
+        for (index, row) in asked.enumerated() {
+            let one = try table.withValue(forRow: row) { Array($0) }
+            #expect(got[index] == .some(one), "row \(row)")
+        }
+    }
+
+    @Test func theWalkOverADamagedFileNeverReadsOutOfBounds() throws {
+        let directory = try TemporaryDirectory()
+        let backend = try TokyoCabinetBackend(directory: directory.path)
+        let table = try #require(try backend.openTable(named: "Rows") as? TokyoCabinetTable)
+        try table.transaction {
+            for row in UInt32(1)...3_000 {
+                try [UInt8](repeating: 7, count: Int(row % 90)).withUnsafeBytes { try table.setValue($0, forRow: row) }
+            }
+        }
+        backend.close()
+        let walked = try forEachDamagedCopy(of: directory.path + "/Rows", copies: 30, changes: 20, seed: 11) { hdb, bigEndian in
+            let reached = TokyoCabinetLookup.prefetch(hdb, keys: TokyoCabinetLookup.RowKeys(rows: Array(1...3_100)), bigEndian: bigEndian)
+            #expect(reached <= 3_000)
+        }
+        #expect(walked > 0)
+    }
+}
+
+/// Opens `copies` copies of the hash file at `path`, each with up to `changes`
+/// random bytes changed past the header's first fields (damage there is Tokyo
+/// Cabinet's own open to refuse), read-only, and calls `body` with each that
+/// opens and is read through the map; returns how many did.
+func forEachDamagedCopy(of path: String, copies: Int, changes: Int, seed: UInt64,
+                        _ body: (UnsafeMutablePointer<TCHDB>, Bool) throws -> Void) throws -> Int {
+    let original = try Data(contentsOf: URL(fileURLWithPath: path))
+    let name = URL(fileURLWithPath: path).lastPathComponent
+    var random = SeededRandom(seed)
+    var opened = 0
+    for round in 0..<copies {
+        let copy = try TemporaryDirectory()
+        var damaged = original
+        for _ in 0..<(1 + round % changes) {
+            let at = 64 + Int(random.next() % UInt64(damaged.count - 64))
+            damaged[at] = UInt8(truncatingIfNeeded: random.next())
+        }
+        try damaged.write(to: URL(fileURLWithPath: copy.path + "/" + name))
+        var reading = TokyoCabinetBackend.Options()
+        reading.readOnly = true
+        guard let backend = try? TokyoCabinetBackend(directory: copy.path, options: reading),
+              let table = try? backend.openTable(named: name) as? TokyoCabinetTable, let hdb = table.handle,
+              let bigEndian = TokyoCabinetLookup.byteOrder(of: hdb) else { continue }
+        opened += 1
+        defer { backend.close() }
+        try body(hdb, bigEndian)
+    }
+    return opened
 }

@@ -65,7 +65,9 @@ extension ObjectStore {
     }
 
     /// Calls `body` with each object whose indexed `keyPath` equals `value`, by row
-    /// ID, loading one at a time; set `stop` to end early.
+    /// ID; set `stop` to end early. Memory stays bounded: the records are read a
+    /// batch at a time (8 rows, then twice as many up to 128: on Redis one round
+    /// trip each), and each object is made just before `body` gets it.
     public func enumerate<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, equals value: V,
                                                               _ body: (T, inout Bool) throws -> Void) throws {
         let (entry, bounds) = try valueBounds(type, keyPath, equals: value)
@@ -77,7 +79,8 @@ extension ObjectStore {
     }
 
     /// Calls `body` with each object whose indexed `keyPath` lies in `range`, in
-    /// the value's order (or descending), loading one at a time; set `stop` to end early.
+    /// the value's order (or descending); set `stop` to end early. Read in
+    /// batches, as ``enumerate(_:where:equals:_:)``.
     ///
     /// ```swift
     /// try store.enumerate(Song.self, where: \.seconds, in: 0...59) { song, stop in print(song.title) }
@@ -140,7 +143,8 @@ extension ObjectStore {
     func declaredIndex(_ type: StoredObject.Type, _ keyPath: AnyKeyPath, kind: StoredIndex.Kind) throws -> (ClassEntry, ClassIndexes.Declared) {
         try checkOpen()
         let entry = try requireEntry(for: type)
-        let className = String(describing: type)
+        // Named for errors only: describing a type costs more than the rest of this lookup.
+        var className: String { String(describing: type) }
         guard let indexes = entry.indexes else {
             if let problem = entry.indexProblem { throw CabinetError.noSuchIndex(className: className, reason: problem) }
             throw CabinetError.noSuchIndex(className: className, reason: "indexes: declare .\(kind.rawValue)(\(keyPath)) in \(className).indexes")
@@ -170,19 +174,13 @@ extension ObjectStore {
         }
     }
 
-    /// Calls `body` with the object of each entry in `bounds` (skipping rows deleted since the save).
+    /// Calls `body` with the object of each entry in `bounds` (skipping rows deleted
+    /// since the save), the records read in batches (``indexedObjects(_:index:_:_:)``).
     private func objects(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool, _ body: (StoredObject) throws -> Bool) throws {
         useDetector.enter("an index query")
         defer { useDetector.leave() }
         try readingCommittedState {
-            try scanIndex(entry, bounds, descending: descending) { row in
-                guard let object = try loadedObject(entry, rowID: row) else {
-                    if entry.live.object(at: row)?.changeState == .deleted { return true }
-                    throw CabinetError.malformedRecord(entry.location(row: row),
-                                                       reason: "the index names this row, which holds no object; `cabinet reindex` rebuilds the index")
-                }
-                return try body(object)
-            }
+            try indexedObjects(entry, index: "the index", { try scanIndex(entry, bounds, descending: descending, $0) }, body)
         }
     }
 }

@@ -43,14 +43,13 @@ extension ObjectStore {
         guard !terms.isEmpty else { return [] }
         return try readingCommittedState {
             var result: [T] = []
-            for row in try FullTextSearch(store: self, entry: entry, number: declared.number).rows(matching: terms) {
-                if let limit, result.count >= limit { break }
-                guard let object = try loadedObject(entry, rowID: row) else {
-                    if entry.live.object(at: row)?.changeState == .deleted { continue }
-                    throw CabinetError.malformedRecord(entry.location(row: row),
-                                                       reason: "the full-text index names this row, which holds no object; `cabinet reindex` rebuilds the index")
-                }
+            if let limit, limit <= 0 { return result }
+            let rows = try FullTextSearch(store: self, entry: entry, number: declared.number).rows(matching: terms)
+            try indexedObjects(entry, index: "the full-text index", { visit in
+                for row in rows where try !visit(row) { return }
+            }) { object in
                 result.append(unsafeDowncast(object, to: T.self))
+                return result.count != limit
             }
             return result
         }

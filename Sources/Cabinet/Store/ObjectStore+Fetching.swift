@@ -17,13 +17,21 @@ extension ObjectStore {
     /// fault), else a new one read from disk; `nil` if the row does not exist or
     /// its object was deleted and not yet saved.
     func loadedObject(_ entry: ClassEntry, rowID: UInt32) throws -> StoredObject? {
+        try loadedObject(entry, rowID: rowID) { try loadContent(of: $0, entry: entry) }
+    }
+
+    /// ``loadedObject(_:rowID:)`` whose record, if it needs one, `load` reads into
+    /// the object (`false`: the row has no record): from the table, or from a
+    /// record read ahead with others (``loadedObjects(_:rows:_:)``).
+    @inline(__always)
+    func loadedObject(_ entry: ClassEntry, rowID: UInt32, load: (StoredObject) throws -> Bool) throws -> StoredObject? {
         if let live = entry.live.object(at: rowID) {
             switch live.changeState {
             case .deleted: return nil
             case .inserted: return live
             default:
                 // A fault loads; in a read-only store a clean object takes the last committed content.
-                if !live.hasContent || refreshesLiveObjects(live), try !loadContent(of: live, entry: entry) { return nil }
+                if !live.hasContent || refreshesLiveObjects(live), try !load(live) { return nil }
                 return live
             }
         }
@@ -33,7 +41,7 @@ extension ObjectStore {
         object.hasContent = false
         entry.adopt(object)   // before reading, so a record that refers to itself gets this instance
         do {
-            guard try loadContent(of: object, entry: entry) else {
+            guard try load(object) else {
                 entry.release(object)
                 return nil
             }
@@ -135,7 +143,7 @@ extension ObjectStore {
     /// Loads the content of every fault among `objects` (a playlist's songs,
     /// a page of results) with one read per class: on Redis one round trip
     /// (`HMGET`) for all of a class's faults instead of one per object; on
-    /// Tokyo Cabinet the same reads as one by one, without a call per object.
+    /// Tokyo Cabinet lookups in its map whose cache misses overlap.
     ///
     /// ```swift
     /// try store.load(list.songs)          // then reading their titles reads nothing more
@@ -164,7 +172,7 @@ extension ObjectStore {
                 var buffer = takeReadBuffer()   // a read(from:) that touches a fault gets its own
                 defer { readBuffer = buffer }
                 var missing: StoredObject?
-                try entry.table.withValues(forKeys: group.map { withUnsafeBytes(of: $0.rowID.littleEndian, Array.init) }) { index, bytes in
+                try entry.table.withValues(forRows: group.map(\.rowID)) { index, bytes in
                     let object = group[index]
                     guard let bytes else { missing = missing ?? object; return }
                     guard !object.hasContent else { return }   // loaded meanwhile, by a read(from:) of another

@@ -55,6 +55,17 @@ public protocol StorageTable: AnyObject {
     /// ```
     func withValues(forKeys keys: [[UInt8]], _ body: (_ index: Int, _ value: UnsafeRawBufferPointer?) throws -> Void) throws
 
+    /// ``withValues(forKeys:_:)`` for 4-byte little-endian row keys (a class's
+    /// records), without an array per key: an index query reads its objects'
+    /// records so. The default reads through ``withValues(forKeys:_:)``; a
+    /// requirement with a default, so tables written before it keep working.
+    /// ```swift
+    /// try table.withValues(forRows: [2, 5, 9]) { index, value in
+    ///     if let value { print(value.count) }
+    /// }
+    /// ```
+    func withValues(forRows rows: [UInt32], _ body: (_ index: Int, _ value: UnsafeRawBufferPointer?) throws -> Void) throws
+
     /// Stores `value` under `key`, replacing any previous value. An empty value
     /// is a value (its base address may be `nil`). Inside a transaction the
     /// change becomes visible to other opens only at the commit.
@@ -146,6 +157,11 @@ extension StorageTable {
             guard found != nil else { continue }
             if try !value.withUnsafeBytes({ try body(row, $0) }) { return }
         }
+    }
+
+    /// The default ``withValues(forRows:_:)``: the rows' keys, through ``withValues(forKeys:_:)``.
+    public func withValues(forRows rows: [UInt32], _ body: (_ index: Int, _ value: UnsafeRawBufferPointer?) throws -> Void) throws {
+        try withValues(forKeys: rows.map { withUnsafeBytes(of: $0.littleEndian, Array.init) }, body)
     }
 
     /// `false`: a table is read fastest in its own order, by ``forEach(_:)``.

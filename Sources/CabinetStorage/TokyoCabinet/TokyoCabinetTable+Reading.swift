@@ -107,8 +107,20 @@ extension TokyoCabinetTable {
 }
 
 extension TokyoCabinetTable {
-    /// One read per key: from the file's map, each is a lookup in memory.
+    /// One read per key: from the file's map, each is a lookup in memory, after
+    /// one pass that brings all of their records into the CPU's cache side by side
+    /// (``TokyoCabinetLookup/prefetch(_:keys:bigEndian:rounds:)``).
     func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        prefetch(TokyoCabinetLookup.ByteKeys(keys: keys))
         try withValuesOneByOne(forKeys: keys, body)
+    }
+
+    /// ``withValues(forKeys:_:)`` for row keys, each made on the stack.
+    func withValues(forRows rows: [UInt32], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
+        prefetch(TokyoCabinetLookup.RowKeys(rows: rows))
+        for (index, row) in rows.enumerated() {
+            let found: Void? = try withValue(forRow: row) { try body(index, $0) }
+            if found == nil { try body(index, nil) }
+        }
     }
 }

@@ -232,6 +232,14 @@ final class TokyoCabinetTable: StorageTable {
         }
     }
 
+    /// Brings the records of `keys` into the CPU's cache before they are read one
+    /// by one (``TokyoCabinetLookup/prefetch(_:keys:bigEndian:rounds:)``); nothing when
+    /// this file is not read through Tokyo Cabinet's map.
+    func prefetch<Keys: TokyoCabinetLookup.Keys>(_ keys: Keys) {
+        guard let hdb = handle, let bigEndian = lookupByteOrder else { return }
+        TokyoCabinetLookup.prefetch(hdb, keys: keys, bigEndian: bigEndian)
+    }
+
     /// ``withValue(forKey:_:)`` for threads that read at once: a buffer of its own
     /// per call (on the stack up to 1 KiB), never the shared scratch, and no reopen
     /// of the shared handle (the next transaction reopens a fatal one).
