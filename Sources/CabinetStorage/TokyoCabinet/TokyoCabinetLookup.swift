@@ -20,22 +20,40 @@ import Darwin
 /// each record's header holds its hash byte and the offsets of its two children.
 /// `docs/FORMAT.md` describes the record header.
 ///
-/// Only a record found here is an answer: its key is compared byte for byte, and
-/// every offset and length is checked against the mapped size. Everything else
-/// (no such key, a record beyond the map, a header that does not parse, a file
-/// with compression or a custom codec, delayed writes) is ``Outcome/unsettled``,
-/// and the caller asks Tokyo Cabinet, whose answer (or error) stands. So a
-/// mistake here can cost a call, never a record.
+/// Two answers are final: a record found (its key compared byte for byte), and
+/// no record, when the walk ends at an empty link as Tokyo Cabinet's own ends
+/// (every record on the way inside the map, with its magic byte, and its links
+/// followed as Tokyo Cabinet follows them). Every offset and length is checked
+/// against the mapped size. Everything else (a record beyond the map, a header
+/// that does not parse, a walk longer than the file has records, a file with
+/// compression or a custom codec, delayed writes) is ``Outcome/unsettled``, and
+/// the caller asks Tokyo Cabinet, whose answer (or error) stands.
+///
+/// Why "no record" too: a save asks for keys that are not there all the time
+/// (whether a staged record is new, whether a fresh list node ID is free), and
+/// each went to `tchdbget3`, a tenth of a list append.
 ///
 /// It reads the map and the handle's sizes and changes nothing, so threads may
 /// look up at once on a handle in Tokyo Cabinet's thread-safe mode, under the
 /// same rule as its reads there (``TokyoCabinetBackend/Options/concurrentReads``):
 /// while no thread writes.
 enum TokyoCabinetLookup {
-    enum Outcome {
+    enum Outcome: Equatable {
         /// The value's bytes, in Tokyo Cabinet's map: valid until the next write.
         case found(UnsafeRawBufferPointer)
+        /// No record has the key: the walk of its bucket's tree ended where Tokyo
+        /// Cabinet's own (`tchdbgetimpl`) ends with "no record", every record on the
+        /// way read and checked in the map.
+        case absent
         case unsettled
+
+        static func == (a: Outcome, b: Outcome) -> Bool {
+            switch (a, b) {
+            case (.found(let x), .found(let y)): x.baseAddress == y.baseAddress && x.count == y.count
+            case (.absent, .absent), (.unsettled, .unsettled): true
+            default: false
+            }
+        }
     }
 
     /// Where the bucket array starts (Tokyo Cabinet's `HDBHEADSIZ`).
@@ -57,7 +75,8 @@ enum TokyoCabinetLookup {
               var offset = walk.link(at: entry) else { return .unsettled }
         // A damaged file could link records in a circle: the walk is bounded (`Walk.maxSteps`).
         var steps = walk.maxSteps
-        while offset > 0 && steps > 0 {
+        while offset > 0 {
+            guard steps > 0 else { return .unsettled }
             steps -= 1
             switch walk.visit(offset, key: key, hash: hash) {
             case .found(let value): return .found(value)
@@ -65,7 +84,7 @@ enum TokyoCabinetLookup {
             case .unsettled: return .unsettled
             }
         }
-        return .unsettled
+        return .absent
     }
 
     /// Brings the records of `keys` into the CPU's cache, for ``find(_:key:bigEndian:)``

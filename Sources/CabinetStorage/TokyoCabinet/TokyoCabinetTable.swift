@@ -211,13 +211,20 @@ final class TokyoCabinetTable: StorageTable {
         let hdb = try open()
         // Found in Tokyo Cabinet's map, or asked of Tokyo Cabinet (see TokyoCabinetLookup).
         // It changes no shared state, so concurrent readers use it too: no one writes meanwhile.
-        if let bigEndian = lookupByteOrder, case .found(let value) = TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
-            // The bytes live in the map: a write (or a close) of this table inside
-            // `body` could move or unmap them. None of the store's reads does; one that
-            // did is a clear trap, not a read of freed or rewritten bytes gone unnoticed.
-            let before = changes
-            defer { precondition(changes == before, "Cabinet: \(path) was written or closed inside a read of one of its records; copy the bytes out first") }
-            return try body(value)
+        if let bigEndian = lookupByteOrder {
+            switch TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
+            case .found(let value):
+                // The bytes live in the map: a write (or a close) of this table inside
+                // `body` could move or unmap them. None of the store's reads does; one that
+                // did is a clear trap, not a read of freed or rewritten bytes gone unnoticed.
+                let before = changes
+                defer { precondition(changes == before, "Cabinet: \(path) was written or closed inside a read of one of its records; copy the bytes out first") }
+                return try body(value)
+            case .absent:
+                return nil
+            case .unsettled:
+                break
+            }
         }
         if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
         while true {
