@@ -56,6 +56,11 @@ final class StoreFixture {
         return store
     }
 
+    /// A pool over the store, with `types` registered (the store must be closed).
+    func pool(_ types: StoredObject.Type...) throws -> StorePool {
+        kind == .tokyoCabinet ? try StorePool(path: storePath, classes: types) : try StorePool(backend: try backend(), classes: types)
+    }
+
     /// The store's backend, opened afresh (the store must be closed): for tests that look below the store.
     func backend() throws -> any StorageBackend {
         switch kind {

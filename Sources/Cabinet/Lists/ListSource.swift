@@ -30,7 +30,7 @@ struct ListScope: Hashable, CustomStringConvertible {
 
 /// Where a node of a list was read from or written to, so that a save can tell
 /// which nodes are on disk already in the scope it writes.
-struct ListNodeStorage: Equatable {
+struct ListNodeStorage: Hashable {
     var scope: ListScope
     var id: ListNodeID
 }

@@ -17,16 +17,31 @@ final class ListWriter {
     private let location: String
     /// Nodes written by this save, and where: applied to them once it committed.
     private var written: [(node: ListNode, storage: ListNodeStorage)] = []
+    /// A pool's decoded nodes (``ListNodeCache``), told once the save committed
+    /// what it wrote (with the row IDs and child IDs as written) and what it deleted.
+    private let cache: ListNodeCache?
+    private var cachedLeaves: [(storage: ListNodeStorage, rowIDs: [UInt32])] = []
+    private var cachedInner: [(storage: ListNodeStorage, children: [(count: Int, id: ListNodeID)])] = []
+    private var deleted: [ListNodeStorage] = []
 
-    init(table: any StorageTable, format: RecordFormat, location: String) {
+    init(table: any StorageTable, format: RecordFormat, location: String, cache: ListNodeCache? = nil) {
         self.table = table
         self.format = format
         self.location = location
+        self.cache = cache
     }
 
     func commit() {
         for (node, storage) in written { node.stored(as: storage) }
         written.removeAll()
+        if let cache {
+            for storage in deleted { cache.forget(storage) }
+            for (storage, rowIDs) in cachedLeaves { cache.keep(leaf: rowIDs, as: storage) }
+            for (storage, children) in cachedInner { cache.keep(inner: children, as: storage) }
+        }
+        deleted.removeAll()
+        cachedLeaves.removeAll()
+        cachedInner.removeAll()
     }
 
     // MARK: Reading
@@ -146,6 +161,7 @@ final class ListWriter {
             children = node.children.map { $0.id! }
         }
         try sink(scope.nodeKey(id), nil)
+        if cache != nil { deleted.append(ListNodeStorage(scope: scope, id: id)) }
         for child in children {
             try deleteTree(child, scope: scope, keeping: &kept, known: known, owner: owner, depth: depth + 1, to: sink)
         }
@@ -176,7 +192,15 @@ final class ListWriter {
         }
         let id = try freshID(scope: scope, avoiding: kept, owner: owner)
         try sink(scope.nodeKey(id), ListRecords.encode(node, rowIDs: rowIDs, childIDs: childIDs, format: format))
-        written.append((node, ListNodeStorage(scope: scope, id: id)))
+        let storage = ListNodeStorage(scope: scope, id: id)
+        written.append((node, storage))
+        if cache != nil {
+            if node.isLeaf {
+                cachedLeaves.append((storage, rowIDs))
+            } else {
+                cachedInner.append((storage, zip(node.children, childIDs).map { ($0.count, $1) }))
+            }
+        }
         return id
     }
 
@@ -185,7 +209,9 @@ final class ListWriter {
         // Node IDs are random: nothing a client chooses can make two nodes share one.
         while true {
             let id = ListNodeID.random()
-            if kept.contains(id) || written.contains(where: { $0.storage == ListNodeStorage(scope: scope, id: id) }) { continue }
+            let storage = ListNodeStorage(scope: scope, id: id)
+            // Nor one the pool's cache holds: a node it deleted stays there until this save commits.
+            if kept.contains(id) || written.contains(where: { $0.storage == storage }) || cache?.contains(storage) == true { continue }
             let taken = try scope.nodeKey(id).withUnsafeBytes { key in try table.withValue(forKey: key) { _ in true } } ?? false
             if !taken { return id }
         }

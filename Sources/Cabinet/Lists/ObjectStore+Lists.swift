@@ -27,12 +27,16 @@ extension ObjectStore {
     /// Node `storage.id` of the list in `storage.scope`.
     func readListNode(_ storage: ListNodeStorage, owner: RecordLocation) throws -> ListNode {
         try checkOpen()
+        // A pool's write block: the node as an earlier block read or wrote it (ListNodeCache).
+        let cache = context?.listNodes
+        if let node = cache?.node(storage) { return node }
         let node = try readingCommittedState {
             try listsTable(creating: false).flatMap { try ListWriter.readNode(storage, in: $0, format: recordFormat, owner: owner) }
         }
         guard let node else {
             throw CabinetError.malformedRecord(owner, reason: "\(storage.scope): node \(storage.id) is missing from \(backend.location(ofTable: ObjectStore.listsTableName))")
         }
+        cache?.keep(node, as: storage)
         return node
     }
 
@@ -51,7 +55,8 @@ extension ObjectStore {
     /// A writer for this save's lists, if any class being saved writes lists.
     func makeListWriter(for entries: [ClassEntry]) throws -> ListWriter? {
         guard recordFormat != .plain, entries.contains(where: \.writesLists), let table = try listsTable(creating: false) else { return nil }
-        return ListWriter(table: table, format: recordFormat, location: backend.location(ofTable: ObjectStore.listsTableName))
+        return ListWriter(table: table, format: recordFormat, location: backend.location(ofTable: ObjectStore.listsTableName),
+                          cache: context?.listNodes)
     }
 
     /// After a save committed: the nodes it wrote are stored from now on.

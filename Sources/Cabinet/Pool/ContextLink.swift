@@ -64,6 +64,9 @@ final class ContextLink {
         depth = holdsLock ? 1 : 0
     }
 
+    /// A write block's decoded list nodes, kept between the blocks (see ``ListNodeCache``).
+    var listNodes: ListNodeCache? { group?.listNodes }
+
     /// Whether a save goes to the group's staging rather than to the tables.
     var stages: Bool { group.map { !$0.staging.isDirect } ?? false }
 
@@ -109,7 +112,12 @@ final class ContextLink {
             if let failure = group.blockFailure { throw failure }
             try pool.commitGroup(holdingLock: depth > 0)
             group.staging.isDirect = true
-            defer { group.staging.isDirect = false }
+            // An upgrade rewrites lists without a ListWriter: no node read before it is trusted after.
+            group.listNodes.removeAll()
+            defer {
+                group.staging.isDirect = false
+                group.listNodes.removeAll()
+            }
             return try write(path: path, announcing: summary, body)
         }
         depth += 1

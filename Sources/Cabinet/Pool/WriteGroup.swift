@@ -25,6 +25,8 @@ final class WriteGroup: @unchecked Sendable {
     static let maxBytes = 8 << 20
 
     let staging = GroupStaging()
+    /// Decoded list nodes the blocks read or wrote (see ``ListNodeCache``).
+    let listNodes = ListNodeCache()
     /// The blocks waiting for the commit, in arrival order.
     private var members: [CommitTicket] = []
     /// What each staged save changed, in order: published once committed.
@@ -87,6 +89,8 @@ final class WriteGroup: @unchecked Sendable {
         if failure == nil || (failure as? CabinetError)?.code == .saveNotFinished {
             for change in changes { core.publish(change) }
         }
+        // Nodes the group's blocks wrote are not in the table after all (unless its journal finishes it).
+        if failure != nil { listNodes.removeAll() }
         let result: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
         for ticket in waiting { ticket.resolve(result) }
         if let failure {

@@ -1,0 +1,80 @@
+/// Decoded list nodes kept between a pool's write blocks, by where they are stored.
+///
+/// Why: every write block is a context of its own, so a block that appends to a
+/// big ``StoredList`` read the root, an inner node and the last leaf anew (2 to
+/// 5 KiB each, checksummed and decoded) right after the block before it wrote
+/// them: a sixth of a notebook append. A node's record never changes while it
+/// exists (a change writes a node under a fresh ID), so what a node ID decoded
+/// to stays true for as long as the node is stored.
+///
+/// Kept true:
+/// - a node enters when a block reads it, or when a block's save that wrote it
+///   has staged; a node the save deletes leaves then (``ListWriter/commit()``);
+/// - a fresh node ID is never one the cache holds (``ListWriter``);
+/// - the whole cache is dropped when a group's commit fails (its staged nodes
+///   never reach the table) and around a block that writes the tables directly
+///   (an upgrade rewrites lists without ``ListWriter``).
+///
+/// Used by the pool's writer queue only, one block at a time, as the group is.
+final class ListNodeCache {
+    /// Nodes kept at most: a few lists' right-hand paths and more. Past it the cache starts afresh.
+    static let capacity = 4_096
+
+    private enum Entry {
+        case leaf([UInt32])
+        case inner([(count: Int, id: ListNodeID)])
+    }
+
+    private var entries: [ListNodeStorage: Entry] = [:]
+
+    var count: Int { entries.count }
+    /// Nodes handed out instead of read from their records (for tests).
+    private(set) var hits = 0
+
+    /// A new node with the content stored as `storage`, if the cache holds it.
+    func node(_ storage: ListNodeStorage) -> ListNode? {
+        guard let entry = entries[storage] else { return nil }
+        hits += 1
+        switch entry {
+        case .leaf(let rowIDs): return ListNode(leaf: rowIDs, storage: storage)
+        case .inner(let children): return ListNode(children: children.map { ListChild(count: $0.count, id: $0.id) }, storage: storage)
+        }
+    }
+
+    func contains(_ storage: ListNodeStorage) -> Bool { entries[storage] != nil }
+
+    /// Keeps a leaf's row IDs as stored under `storage`.
+    func keep(leaf rowIDs: [UInt32], as storage: ListNodeStorage) {
+        keep(.leaf(rowIDs), as: storage)
+    }
+
+    /// Keeps an inner node's children (their counts and IDs) as stored under `storage`.
+    func keep(inner children: [(count: Int, id: ListNodeID)], as storage: ListNodeStorage) {
+        keep(.inner(children), as: storage)
+    }
+
+    /// Keeps a node just read from its record.
+    func keep(_ node: ListNode, as storage: ListNodeStorage) {
+        if node.isLeaf { return keep(leaf: node.rowIDs, as: storage) }
+        var children: [(count: Int, id: ListNodeID)] = []
+        children.reserveCapacity(node.children.count)
+        for child in node.children {
+            guard let id = child.id else { return }   // not as read: not kept
+            children.append((child.count, id))
+        }
+        keep(inner: children, as: storage)
+    }
+
+    private func keep(_ entry: Entry, as storage: ListNodeStorage) {
+        if entries.count >= Self.capacity && entries[storage] == nil { entries.removeAll(keepingCapacity: true) }
+        entries[storage] = entry
+    }
+
+    func forget(_ storage: ListNodeStorage) {
+        entries[storage] = nil
+    }
+
+    func removeAll() {
+        entries.removeAll()
+    }
+}
