@@ -123,4 +123,12 @@ extension TokyoCabinetTable {
             if found == nil { try body(index, nil) }
         }
     }
+
+    /// Brings the records of `keys` into the CPU's cache before they are read one
+    /// by one (``TokyoCabinetLookup/prefetch(_:keys:bigEndian:rounds:)``); nothing when
+    /// this file is not read through Tokyo Cabinet's map.
+    func prefetch<Keys: TokyoCabinetLookup.Keys>(_ keys: Keys) {
+        guard let hdb = handle, let bigEndian = lookupByteOrder else { return }
+        TokyoCabinetLookup.prefetch(hdb, keys: keys, bigEndian: bigEndian)
+    }
 }

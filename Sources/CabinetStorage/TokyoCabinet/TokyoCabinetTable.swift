@@ -59,7 +59,7 @@ final class TokyoCabinetTable: StorageTable {
     /// Whether threads may read at once (``TokyoCabinetBackend/Options/concurrentReads``).
     private let concurrentReads: Bool
     /// The byte order ``TokyoCabinetLookup`` reads the file in; `nil` when it cannot.
-    private var lookupByteOrder: Bool?
+    private(set) var lookupByteOrder: Bool?
     /// Whether single reads look in Tokyo Cabinet's map first (``TokyoCabinetLookup``).
     var readsThroughMap: Bool { lookupByteOrder != nil }
 
@@ -237,14 +237,6 @@ final class TokyoCabinetTable: StorageTable {
                 scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchCapacity, alignment: 16)
             }
         }
-    }
-
-    /// Brings the records of `keys` into the CPU's cache before they are read one
-    /// by one (``TokyoCabinetLookup/prefetch(_:keys:bigEndian:rounds:)``); nothing when
-    /// this file is not read through Tokyo Cabinet's map.
-    func prefetch<Keys: TokyoCabinetLookup.Keys>(_ keys: Keys) {
-        guard let hdb = handle, let bigEndian = lookupByteOrder else { return }
-        TokyoCabinetLookup.prefetch(hdb, keys: keys, bigEndian: bigEndian)
     }
 
     /// ``withValue(forKey:_:)`` for threads that read at once: a buffer of its own
