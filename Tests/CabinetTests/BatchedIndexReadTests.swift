@@ -75,6 +75,40 @@ import Testing
         #expect(rows.filter { handed[$0] == true }.count == rows.count - 1)
     }
 
+    /// A body that saves inside an index query: a later row of the batch it
+    /// deleted, or whose value it moved out of the range, is not handed over (the
+    /// index no longer lists it), and no false "index damaged" error is thrown.
+    @Test(arguments: BackendKind.allCases)
+    func rowsASaveInTheBodyTookOutOfTheRangeAreNotHandedOver(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open(Track.self, Mix.self)
+        defer { store.close() }
+        let tracks = (0..<40).map { i in Track("T\(i)", by: "A", seconds: UInt32(100 + i)) }
+        for track in tracks { store.insert(track) }
+        try store.save()
+        var seen: [String] = []
+        try store.enumerate(Track.self, where: \.seconds, in: 100...199) { track, _ in
+            seen.append(track.title)
+            if track.title == "T1" {
+                store.delete(tracks[3])
+                tracks[5].seconds = 500   // out of the range
+                try store.save()
+            }
+        }
+        #expect(seen == (0..<40).filter { $0 != 3 && $0 != 5 }.map { "T\($0)" })
+        // The other way, a save in each of two batches.
+        seen = []
+        try store.enumerate(Track.self, where: \.seconds, in: 100...199, descending: true) { track, _ in
+            seen.append(track.title)
+            if track.title == "T38" || track.title == "T20" {
+                let doomed = track.title == "T38" ? tracks[36] : tracks[12]
+                store.delete(doomed)
+                try store.save()
+            }
+        }
+        #expect(seen == (0..<40).reversed().filter { ![3, 5, 36, 12].contains($0) }.map { "T\($0)" })
+    }
+
     /// On Redis a range query costs one `HMGET` per batch (8, 16, 32, 64,
     /// 128 rows...), never a read per object.
     @Test func onRedisAQueryReadsItsObjectsInBatchesNotOneByOne() throws {

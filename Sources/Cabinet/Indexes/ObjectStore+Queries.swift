@@ -36,7 +36,7 @@ extension ObjectStore {
     public func count<T: StoredObject, V: IndexableValue>(_ type: T.Type, where keyPath: KeyPath<T, V>, equals value: V) throws -> Int {
         let (entry, bounds) = try valueBounds(type, keyPath, equals: value)
         var count = 0
-        try scanIndex(entry, bounds, descending: false) { row in
+        try scanIndex(entry, bounds, descending: false) { row, _ in
             // What is saved, less what was deleted since (as a fetch leaves it out).
             if entry.live.object(at: row)?.changeState != .deleted { count += 1 }
             return true
@@ -155,8 +155,10 @@ extension ObjectStore {
         return (entry, declared)
     }
 
-    /// Calls `body` with the row ID of each entry in `bounds`, in order, on committed saves.
-    func scanIndex(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool, _ body: (UInt32) throws -> Bool) throws {
+    /// Calls `body` with the row ID of each entry in `bounds` and the entry's key,
+    /// in order, on committed saves.
+    func scanIndex(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool,
+                   _ body: (UInt32, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let indexes = entry.indexes else { return }
         let table = indexView(of: indexes)
         try readingCommittedState {
@@ -167,7 +169,7 @@ extension ObjectStore {
                             throw CabinetError.malformedRecord(RecordLocation(file: table.path, className: entry.name),
                                                                reason: "an index entry too short to end in a row ID; `cabinet reindex` rebuilds the index")
                         }
-                        return try body(row)
+                        return try body(row, key)
                     }
                 }
             }
@@ -179,8 +181,17 @@ extension ObjectStore {
     private func objects(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool, _ body: (StoredObject) throws -> Bool) throws {
         useDetector.enter("an index query")
         defer { useDetector.leave() }
+        guard let indexes = entry.indexes else { return }
+        let table = indexView(of: indexes)
         try readingCommittedState {
-            try indexedObjects(entry, index: "the index", { try scanIndex(entry, bounds, descending: descending, $0) }, body)
+            try indexedObjects(entry, index: "the index", { after, visit in
+                var bounds = bounds
+                // Again after a save in the body: from the first key past `after`, in the scan's direction.
+                if let after {
+                    if descending { bounds.upper = after } else { bounds.lower = after + [0] }
+                }
+                try scanIndex(entry, bounds, descending: descending) { row, key in try visit(row, key) }
+            }, stillListed: { key in try table.withValue(forKey: key) { _ in true } != nil }, body)
         }
     }
 }

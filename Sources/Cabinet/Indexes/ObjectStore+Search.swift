@@ -45,9 +45,9 @@ extension ObjectStore {
             var result: [T] = []
             if let limit, limit <= 0 { return result }
             let rows = try FullTextSearch(store: self, entry: entry, number: declared.number).rows(matching: terms)
-            try indexedObjects(entry, index: "the full-text index", { visit in
-                for row in rows where try !visit(row) { return }
-            }) { object in
+            try indexedObjects(entry, index: "the full-text index", { _, visit in
+                for row in rows where try !visit(row, nil) { return }
+            }, stillListed: nil) { object in
                 result.append(unsafeDowncast(object, to: T.self))
                 return result.count != limit
             }

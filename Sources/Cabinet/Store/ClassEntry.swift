@@ -14,8 +14,10 @@ final class ClassEntry {
     @exclusivity(unchecked) var metadataChanged = false
     /// The class's reserved rows, on a backend several processes write (``RowReservations``).
     @exclusivity(unchecked) var rowRange: ClassRowRange?
-    /// Counts the saves of this class's changes: a read that runs ahead of its
-    /// caller (records read in batches) knows a save in between made them stale.
+    /// Counts the saves of this class's changes, and every other change of its
+    /// records this store made or took in (an upgrade, other processes' saves): a
+    /// read that runs ahead of its caller (records read in batches) knows a change
+    /// in between made them stale.
     @exclusivity(unchecked) var savesFinished: UInt64 = 0
     /// Whether the last row ID can be trusted: read with a matching checksum, or
     /// written by this process. Otherwise saves check that inserted rows are free.
@@ -171,6 +173,12 @@ final class ClassEntry {
         live.remove(object, at: object.rowID)
         object.entry = nil
         object.changeState = .clean
+    }
+
+    /// The class's records changed other than by a save of its objects (an
+    /// upgrade rewrote them, another process's save was taken in).
+    func recordsChanged() {
+        savesFinished &+= 1
     }
 
     /// Forgets every pending change; used when the store closes.

@@ -94,6 +94,7 @@ extension ObjectStore {
                 }
                 return
             }
+            entry.recordsChanged()   // records read ahead of this (a query's batch) are stale
             var metadataChanged = keys == nil
             func row(_ object: StoredObject) {
                 if !takeIn(object, of: entry) { stale.mark(name, withUnsafeBytes(of: object.rowID.littleEndian, Array.init)) }

@@ -56,18 +56,37 @@ extension ObjectStore {
 
 extension ObjectStore {
     /// Calls `body` with the object of each row `scan` hands over (an index's
-    /// rows, in its order), until `body` returns `false`: rows gathered in
-    /// ``RowBatch``es whose records are read together (``loadedObjects(_:rows:_:)``).
-    /// A row deleted since the last save is skipped; a row with no object is
-    /// damage in `index` ("the index"), which `cabinet reindex` repairs.
-    func indexedObjects(_ entry: ClassEntry, index: String, _ scan: (_ visit: (UInt32) throws -> Bool) throws -> Void,
+    /// rows, in its order, with each entry's key), until `body` returns `false`:
+    /// rows gathered in ``RowBatch``es whose records are read together
+    /// (``loadedObjects(_:rows:_:)``). A row deleted since the last save is
+    /// skipped; a row with no object is damage in `index` ("the index"), which
+    /// `cabinet reindex` repairs.
+    ///
+    /// Once `body` has saved the class (or its records changed otherwise), a row
+    /// of the batch gathered before is handed over only if `stillListed` finds its
+    /// entry's key in the index (the save may have deleted it, or moved its value
+    /// out of the range), and the scan starts again after the batch's last entry
+    /// (`scan` is called with that key): an ordered table's cursor does not
+    /// survive changes under it (Tokyo Cabinet's skipped entries after a save).
+    func indexedObjects(_ entry: ClassEntry, index: String,
+                        _ scan: (_ after: [UInt8]?, _ visit: (UInt32, UnsafeRawBufferPointer?) throws -> Bool) throws -> Void,
+                        stillListed: ((UnsafeRawBufferPointer) throws -> Bool)?,
                         _ body: (StoredObject) throws -> Bool) throws {
         // (Not escaping: `scan` and `body` are both parameters, which Swift will not let one capture for the other.)
         try withoutActuallyEscaping(body) { body in
             var batch = RowBatch()
-            func handOver() throws -> Bool {
+            /// Hands the batch over; whether to go on, and whether the class changed meanwhile.
+            func handOver() throws -> (goOn: Bool, changed: Bool) {
                 defer { batch.next() }
-                return try loadedObjects(entry, rows: batch.rows) { row, object in
+                let saves = entry.savesFinished
+                var position = -1
+                let goOn = try loadedObjects(entry, rows: batch.rows) { row, object in
+                    position += 1
+                    if entry.savesFinished != saves {
+                        guard let object else { return true }   // gone with the save
+                        if let stillListed, let listed = try batch.withKey(at: position, stillListed), !listed { return true }
+                        return try body(object)
+                    }
                     guard let object else {
                         if entry.live.object(at: row)?.changeState == .deleted { return true }
                         throw CabinetError.malformedRecord(entry.location(row: row),
@@ -75,12 +94,27 @@ extension ObjectStore {
                     }
                     return try body(object)
                 }
+                return (goOn, entry.savesFinished != saves)
             }
             var goOn = true
-            try scan { row in
-                batch.append(row)
-                if batch.isFull { goOn = try handOver() }
-                return goOn
+            var after: [UInt8]?
+            var again = true
+            while again && goOn {
+                again = false
+                try scan(after) { row, key in
+                    batch.append(row, key: key)
+                    guard batch.isFull else { return true }
+                    let last = stillListed == nil ? nil : batch.withKey(at: batch.rows.count - 1, Array.init)
+                    let (more, changed) = try handOver()
+                    goOn = more
+                    // Changed under the scan: it starts again after the batch's last entry.
+                    if more, changed, let last {
+                        after = last
+                        again = true
+                        return false
+                    }
+                    return more
+                }
             }
             if goOn && !batch.rows.isEmpty { _ = try handOver() }
         }
@@ -88,23 +122,40 @@ extension ObjectStore {
 }
 
 /// Row IDs gathered for ``ObjectStore/loadedObjects(_:rows:_:)`` from a stream
-/// (an index scan): small batches first, so a query that stops after a few
-/// objects reads few records ahead, then larger ones, up to ``largest``.
+/// (an index scan), with their entries' keys if the stream has them: small
+/// batches first, so a query that stops after a few objects reads few records
+/// ahead, then larger ones, up to ``largest``.
 struct RowBatch {
     static let first = 8
     static let largest = 128
     private(set) var rows: [UInt32] = []
+    /// The entries' keys, one after another (no array per key), and where each ends.
+    private var keyBytes: [UInt8] = []
+    private var keyEnds: [Int] = []
     private var size = RowBatch.first
 
     var isFull: Bool { rows.count >= size }
 
-    mutating func append(_ row: UInt32) {
+    mutating func append(_ row: UInt32, key: UnsafeRawBufferPointer?) {
         rows.append(row)
+        if let key {
+            keyBytes.append(contentsOf: key)
+            keyEnds.append(keyBytes.count)
+        }
+    }
+
+    /// `body` with the key of the row at `position`, or `nil` if the stream gave no keys.
+    func withKey<R>(at position: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        guard keyEnds.count == rows.count else { return nil }
+        let start = position == 0 ? 0 : keyEnds[position - 1]
+        return try keyBytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<keyEnds[position]])) }
     }
 
     /// After the batch was handed over: the next one, twice as large up to ``largest``.
     mutating func next() {
         rows.removeAll(keepingCapacity: true)
+        keyBytes.removeAll(keepingCapacity: true)
+        keyEnds.removeAll(keepingCapacity: true)
         size = min(size * 2, RowBatch.largest)
     }
 }

@@ -38,6 +38,8 @@ extension ObjectStore {
     }
 
     private func upgrade(_ entry: ClassEntry, batchSize: Int, progress: StoreProgress.Handler?) throws -> Int {
+        // Records read ahead of an upgrade (a query's batch) are stale after it, even one that failed part way.
+        defer { entry.recordsChanged() }
         let target = entry.type.version
         var rewritten = 0
         var counter = ProgressCounter(progress, total: max(entry.table.recordCount - 1, 0))
