@@ -109,6 +109,32 @@ import Testing
         #expect(seen == (0..<40).reversed().filter { ![3, 5, 36, 12].contains($0) }.map { "T\($0)" })
     }
 
+    /// Another process's save taken in inside a query's body (`refresh()`) is
+    /// not hidden by the records the query read ahead of it: the row it changed
+    /// is handed over as that process saved it.
+    @Test func anotherProcesssSaveTakenInInsideAQueryIsNotHiddenByTheBatch() throws {
+        let name = TestRedis.newStoreName()
+        let writer = try ObjectStore(backend: TestRedis.backend(store: name))
+        try writer.register(Track.self)
+        let tracks = (0..<5).map { Track("T\($0)", by: "A", seconds: UInt32($0)) }
+        for track in tracks { writer.insert(track) }
+        try writer.save()
+        let readerBackend = try TestRedis.backend(store: name)
+        let reader = try ObjectStore(backend: readerBackend)
+        try reader.register(Track.self)
+        var titles: [String] = []
+        try reader.enumerate(Track.self, where: \.seconds, in: 0...4) { track, _ in
+            titles.append(track.title)
+            guard titles.count == 1 else { return }
+            tracks[3].title = "T3, changed"
+            try writer.save()
+            #expect(RedisOtherProcessesTests.waitForAnnouncement(readerBackend))
+            try reader.refresh()
+        }
+        #expect(titles == ["T0", "T1", "T2", "T3, changed", "T4"])
+        writer.close(); reader.close()
+    }
+
     /// On Redis a range query costs one `HMGET` per batch (8, 16, 32, 64,
     /// 128 rows...), never a read per object.
     @Test func onRedisAQueryReadsItsObjectsInBatchesNotOneByOne() throws {
