@@ -20,12 +20,13 @@ final class ListNodeCache {
     /// Nodes kept at most: a few lists' right-hand paths and more. Past it the cache starts afresh.
     static let capacity = 4_096
 
-    private enum Entry {
+    /// What a node holds as stored: a leaf's row IDs, or an inner node's children (their counts and IDs).
+    enum Content {
         case leaf([UInt32])
         case inner([(count: Int, id: ListNodeID)])
     }
 
-    private var entries: [ListNodeStorage: Entry] = [:]
+    private var entries: [ListNodeStorage: Content] = [:]
 
     var count: Int { entries.count }
     /// Nodes handed out instead of read from their records (for tests).
@@ -33,9 +34,9 @@ final class ListNodeCache {
 
     /// A new node with the content stored as `storage`, if the cache holds it.
     func node(_ storage: ListNodeStorage) -> ListNode? {
-        guard let entry = entries[storage] else { return nil }
+        guard let content = entries[storage] else { return nil }
         hits += 1
-        switch entry {
+        switch content {
         case .leaf(let rowIDs): return ListNode(leaf: rowIDs, storage: storage)
         case .inner(let children): return ListNode(children: children.map { ListChild(count: $0.count, id: $0.id) }, storage: storage)
         }
@@ -43,31 +44,22 @@ final class ListNodeCache {
 
     func contains(_ storage: ListNodeStorage) -> Bool { entries[storage] != nil }
 
-    /// Keeps a leaf's row IDs as stored under `storage`.
-    func keep(leaf rowIDs: [UInt32], as storage: ListNodeStorage) {
-        keep(.leaf(rowIDs), as: storage)
-    }
-
-    /// Keeps an inner node's children (their counts and IDs) as stored under `storage`.
-    func keep(inner children: [(count: Int, id: ListNodeID)], as storage: ListNodeStorage) {
-        keep(.inner(children), as: storage)
-    }
-
     /// Keeps a node just read from its record.
     func keep(_ node: ListNode, as storage: ListNodeStorage) {
-        if node.isLeaf { return keep(leaf: node.rowIDs, as: storage) }
+        if node.isLeaf { return keep(.leaf(node.rowIDs), as: storage) }
         var children: [(count: Int, id: ListNodeID)] = []
         children.reserveCapacity(node.children.count)
         for child in node.children {
             guard let id = child.id else { return }   // not as read: not kept
             children.append((child.count, id))
         }
-        keep(inner: children, as: storage)
+        keep(.inner(children), as: storage)
     }
 
-    private func keep(_ entry: Entry, as storage: ListNodeStorage) {
+    /// Keeps what a node holds as stored under `storage`.
+    func keep(_ content: Content, as storage: ListNodeStorage) {
         if entries.count >= Self.capacity && entries[storage] == nil { entries.removeAll(keepingCapacity: true) }
-        entries[storage] = entry
+        entries[storage] = content
     }
 
     func forget(_ storage: ListNodeStorage) {

@@ -20,8 +20,7 @@ final class ListWriter {
     /// A pool's decoded nodes (``ListNodeCache``), told once the save committed
     /// what it wrote (with the row IDs and child IDs as written) and what it deleted.
     private let cache: ListNodeCache?
-    private var cachedLeaves: [(storage: ListNodeStorage, rowIDs: [UInt32])] = []
-    private var cachedInner: [(storage: ListNodeStorage, children: [(count: Int, id: ListNodeID)])] = []
+    private var cached: [(storage: ListNodeStorage, content: ListNodeCache.Content)] = []
     private var deleted: [ListNodeStorage] = []
 
     init(table: any StorageTable, format: RecordFormat, location: String, cache: ListNodeCache? = nil) {
@@ -36,12 +35,10 @@ final class ListWriter {
         written.removeAll()
         if let cache {
             for storage in deleted { cache.forget(storage) }
-            for (storage, rowIDs) in cachedLeaves { cache.keep(leaf: rowIDs, as: storage) }
-            for (storage, children) in cachedInner { cache.keep(inner: children, as: storage) }
+            for (storage, content) in cached { cache.keep(content, as: storage) }
         }
         deleted.removeAll()
-        cachedLeaves.removeAll()
-        cachedInner.removeAll()
+        cached.removeAll()
     }
 
     // MARK: Reading
@@ -195,11 +192,7 @@ final class ListWriter {
         let storage = ListNodeStorage(scope: scope, id: id)
         written.append((node, storage))
         if cache != nil {
-            if node.isLeaf {
-                cachedLeaves.append((storage, rowIDs))
-            } else {
-                cachedInner.append((storage, zip(node.children, childIDs).map { ($0.count, $1) }))
-            }
+            cached.append((storage, node.isLeaf ? .leaf(rowIDs) : .inner(zip(node.children, childIDs).map { ($0.count, $1) })))
         }
         return id
     }

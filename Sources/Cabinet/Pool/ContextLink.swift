@@ -112,8 +112,7 @@ final class ContextLink {
             if let failure = group.blockFailure { throw failure }
             try pool.commitGroup(holdingLock: depth > 0)
             group.staging.isDirect = true
-            // An upgrade rewrites lists without a ListWriter: no node read before it is trusted after.
-            group.listNodes.removeAll()
+            // An upgrade rewrites lists without the cache's ListWriter: no node kept before it is trusted after.
             defer {
                 group.staging.isDirect = false
                 group.listNodes.removeAll()

@@ -20,6 +20,17 @@ extension ObjectStore {
         try loadedObject(entry, rowID: rowID) { try loadContent(of: $0, entry: entry) }
     }
 
+    /// Whether handing over the live object of a row reads the row's record: a
+    /// fault loads; in a read-only store a clean object takes the last committed
+    /// content; an unsaved insert or delete reads nothing.
+    @inline(__always)
+    func readsRecord(of live: StoredObject) -> Bool {
+        switch live.changeState {
+        case .deleted, .inserted: false
+        default: !live.hasContent || refreshesLiveObjects(live)
+        }
+    }
+
     /// ``loadedObject(_:rowID:)`` whose record, if it needs one, `load` reads into
     /// the object (`false`: the row has no record): from the table, or from a
     /// record read ahead with others (``loadedObjects(_:rows:_:)``).
@@ -30,8 +41,7 @@ extension ObjectStore {
             case .deleted: return nil
             case .inserted: return live
             default:
-                // A fault loads; in a read-only store a clean object takes the last committed content.
-                if !live.hasContent || refreshesLiveObjects(live), try !load(live) { return nil }
+                if readsRecord(of: live), try !load(live) { return nil }
                 return live
             }
         }

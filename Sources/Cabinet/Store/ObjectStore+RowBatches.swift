@@ -17,8 +17,7 @@ extension ObjectStore {
         var keys: [UInt32] = []
         keys.reserveCapacity(rows.count)
         for (position, row) in rows.enumerated() {
-            if let live = entry.live.object(at: row), live.hasContent || live.changeState == .inserted || live.changeState == .deleted,
-               !refreshesLiveObjects(live) { continue }
+            if let live = entry.live.object(at: row), !readsRecord(of: live) { continue }
             keyOfRow[position] = keys.count
             keys.append(row)
         }
