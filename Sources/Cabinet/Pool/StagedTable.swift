@@ -32,8 +32,11 @@ class StagedTable: StorageTable {
     private var orderAtBegin = 0
     /// Staged records present minus the real table's records staged as removed.
     private var countDelta = 0
-    /// Inside a transaction: each key's staging before it (`nil`: not staged), to undo an abort.
-    private var undo: [StagedKey: Staged?]?
+    /// Inside a transaction (``inTransaction``): each key's staging before it
+    /// (`nil`: not staged), to undo an abort. Emptied, not dropped, between
+    /// transactions: every block's save begins one.
+    private var undo: [StagedKey: Staged?] = [:]
+    private var inTransaction = false
     private var appendedAtBegin = 0
 
     init(base: any StorageTable, name: String, staging: GroupStaging) {
@@ -69,11 +72,13 @@ class StagedTable: StorageTable {
 
     /// After the group's commit (the real table has it all) or its failure (none of it).
     func discardStaged() {
-        staged = [:]
-        appended = []
-        order = []
+        // Kept at their size (unless huge): the next group is likely as large, and a
+        // dictionary regrowing rehashes every key.
+        staged.removeAll(keepingCapacity: staged.capacity <= Self.keptCapacity)
+        appended.removeAll(keepingCapacity: appended.capacity <= Self.keptCapacity)
+        order.removeAll(keepingCapacity: order.capacity <= Self.keptCapacity)
         countDelta = 0
-        undo = nil
+        endTransaction()
     }
 
     // MARK: StorageTable
@@ -155,19 +160,29 @@ class StagedTable: StorageTable {
 
     func beginTransaction() throws {
         if staging.isDirect { return try base.beginTransaction() }
-        undo = [:]
+        undo.removeAll(keepingCapacity: true)
+        inTransaction = true
         appendedAtBegin = appended.count
         orderAtBegin = order.count
     }
 
     func commitTransaction() throws {
         if staging.isDirect { return try base.commitTransaction() }
-        undo = nil
+        endTransaction()
     }
+
+    private func endTransaction() {
+        inTransaction = false
+        // A block that staged a whole import would otherwise keep its undo's size for good.
+        undo.removeAll(keepingCapacity: undo.capacity <= Self.keptCapacity)
+    }
+
+    /// Up to how many entries a dictionary of keys keeps its room when emptied.
+    private static let keptCapacity = 4096
 
     func abortTransaction() throws {
         if staging.isDirect { return try base.abortTransaction() }
-        guard let undo else { return }
+        guard inTransaction else { return }
         for (key, before) in undo {
             if let current = staged[key] { countDelta -= Self.countChange(current) }
             staged[key] = before
@@ -175,7 +190,7 @@ class StagedTable: StorageTable {
         }
         appended.removeSubrange(appendedAtBegin...)
         order.removeSubrange(orderAtBegin...)
-        self.undo = nil
+        endTransaction()
     }
 
     // MARK: Staging
@@ -183,7 +198,7 @@ class StagedTable: StorageTable {
     private func stage(_ bytes: [UInt8], _ value: [UInt8]?) throws {
         let key = StagedKey(bytes)
         let before = staged[key]
-        if undo != nil, undo!.index(forKey: key) == nil { undo![key] = .some(before) }
+        if inTransaction, undo.index(forKey: key) == nil { undo[key] = .some(before) }
         let inBase: Bool
         if let before {
             inBase = before.inBase
@@ -209,16 +224,26 @@ class StagedTable: StorageTable {
     }
 }
 
-/// A staged record's key. Hashed as one run of bytes: an array of bytes hashes
-/// each byte on its own, which cost several percent of a pool write.
+/// A staged record's key. Its bytes are hashed once, as one run (an array of
+/// bytes hashes each byte on its own, which cost several percent of a pool
+/// write), when the key is made: a staging looks one key up four times, and a
+/// growing dictionary rehashes every key it holds.
 private struct StagedKey: Hashable {
     let bytes: [UInt8]
+    private let bytesHash: Int
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func hash(into hasher: inout Hasher) {
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        var hasher = Hasher()
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        bytesHash = hasher.finalize()
     }
+
+    static func == (left: StagedKey, right: StagedKey) -> Bool {
+        left.bytesHash == right.bytesHash && left.bytes == right.bytes
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
 }
 
 /// The staged tables of the pool's write blocks, one per real table, made the
