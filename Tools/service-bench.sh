@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # make service-bench: the notes service on Cabinet's StorePool against the same
 # service on GRDB's DatabasePool, under wrk on loopback (BENCHMARKS.md, "A service
-# under load"). For each service, on a fresh data directory seeded with
-# SEED_NOTES loose notes and a notebook of NOTEBOOK_NOTES notes:
-#   1. GET, list, PUT and POST at 16 and 64 connections, BENCH_SECONDS each;
+# under load"). First the same routes over dictionaries in memory (CEILING,
+# notes-service-dictionary; CEILING= skips it): what the routes cost with no
+# store at all, the ceiling of both. Then, for each service, on a fresh data
+# directory seeded with SEED_NOTES loose notes and a notebook of NOTEBOOK_NOTES notes:
+#   1. GET /health (no store: the HTTP stack's own ceiling on this machine), GET,
+#      list, PUT and POST at 16 and 64 connections, BENCH_SECONDS each;
 #   2. POST appending to the big notebook, at 16 and 64;
-#   3. GET's p99 alone, then with a POST load beside it (two wrk at once);
+#   3. GET's p99 alone, then with a POST load beside it (two wrk at once): as
+#      fast as the POSTs go, then paced (16 connections, each waiting PACE_MS
+#      before each request, default 8: at most 2,000 writes a second);
 #   4. kill -9 in the middle of a POST load whose acknowledged IDs are recorded,
 #      a restart, and a GET of every acknowledged ID.
 # Prints a table (Tools/service-bench/report.py) and keeps the raw wrk output in
@@ -15,6 +20,8 @@ set -euo pipefail
 BENCH_SECONDS="${BENCH_SECONDS:-8}"
 SEED_NOTES="${SEED_NOTES:-10000}"
 NOTEBOOK_NOTES="${NOTEBOOK_NOTES:-100000}"
+PACE_MS="${PACE_MS:-8}"
+CEILING="${CEILING-notes-service-dictionary}"
 source "$(dirname "$0")/service-bench/common.sh"
 LUA="$ROOT/Tools/service-bench/routes.lua"
 RESULTS="$WORK/results.jsonl"
@@ -35,27 +42,49 @@ run_wrk() {
     printf '  %-22s %s\n' "$label" "$line"
 }
 
-for service in $SERVICES; do
-    data="$WORK/data-$service"
+# start_seeded SERVICE: starts it on a fresh data directory with the seed; sets FIRST, LAST, NOTEBOOK.
+start_seeded() {
+    local service="$1"
     echo "== $service: seeding $SEED_NOTES notes and a notebook of $NOTEBOOK_NOTES"
-    start_service "$service" "$data" --seed-notes "$SEED_NOTES" --seed-notebook-notes "$NOTEBOOK_NOTES"
+    start_service "$service" "$WORK/data-$service" --seed-notes "$SEED_NOTES" --seed-notebook-notes "$NOTEBOOK_NOTES"
     FIRST="$(json_field "$SEEDED" firstNote)"; LAST="$(json_field "$SEEDED" lastNote)"
     NOTEBOOK="$(json_field "$SEEDED" notebook)"
     echo "  seeded $SEEDED, port $SERVICE_PORT"
+}
 
+# rate_routes SERVICE: every route's requests a second at 16 and 64 connections.
+rate_routes() {
+    local service="$1" c
     for c in 16 64; do
+        run_wrk "$service" "health-c$c" 2 "$c" ROUTE=health
         run_wrk "$service" "get-c$c" 2 "$c" ROUTE=get
         run_wrk "$service" "list-c$c" 2 "$c" ROUTE=list
         run_wrk "$service" "put-c$c" 2 "$c" ROUTE=put
         run_wrk "$service" "post-c$c" 2 "$c" ROUTE=post
         run_wrk "$service" "post-notebook-c$c" 2 "$c" ROUTE=post POST_PATH="/notebooks/$NOTEBOOK/notes"
     done
+}
+
+if [ -n "$CEILING" ]; then
+    start_seeded "$CEILING"
+    rate_routes "$CEILING"
+    stop_service
+fi
+
+for service in $SERVICES; do
+    data="$WORK/data-$service"
+    start_seeded "$service"
+    rate_routes "$service"
 
     # Reads alone, then the same reads beside a POST load (one wrk thread each).
     run_wrk "$service" "get-alone" 1 16 ROUTE=get
     run_wrk "$service" "post-beside-get" 1 16 ROUTE=post &
     writer=$!
     run_wrk "$service" "get-beside-post" 1 16 ROUTE=get
+    wait "$writer"
+    run_wrk "$service" "paced-post-beside-get" 1 16 ROUTE=post PACE_MS="$PACE_MS" &
+    writer=$!
+    run_wrk "$service" "get-beside-paced-post" 1 16 ROUTE=get
     wait "$writer"
     echo "{\"service\":\"$service\",\"label\":\"rss-kb\",\"value\":$(ps -o rss= -p "$SERVICE_PID")}" >>"$RESULTS"
     stop_service
@@ -79,4 +108,4 @@ for service in $SERVICES; do
 done
 
 echo
-python3 "$ROOT/Tools/service-bench/report.py" "$RESULTS" "$BENCH_SECONDS" "$SEED_NOTES" "$NOTEBOOK_NOTES"
+python3 "$ROOT/Tools/service-bench/report.py" "$RESULTS" "$BENCH_SECONDS" "$SEED_NOTES" "$NOTEBOOK_NOTES" "$PACE_MS"

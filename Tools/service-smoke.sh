@@ -30,6 +30,7 @@ for service in $SERVICES; do
     echo "== $service"
     data="$WORK/data-$service"
     start_service "$service" "$data"
+    check "the liveness probe" 200 GET /health "" ok
     check "create a notebook" 201 POST /notebooks '{"title":"Work"}' '"title":"Work"'
     notebook="$(json_field "$BODY" id)"
     check "create a note" 201 POST /notes '{"title":"A","body":"a"}' '"title":"A"'

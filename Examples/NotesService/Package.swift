@@ -3,13 +3,15 @@ import PackageDescription
 
 // A Hummingbird 2 JSON API over notes and notebooks, twice: on Cabinet's StorePool
 // (`notes-service`) and on GRDB's DatabasePool (`notes-service-grdb`), for
-// `make service-bench`. Its own package, so nobody who depends on Cabinet builds Hummingbird.
+// `make service-bench`; and over dictionaries in memory (`notes-service-dictionary`),
+// the ceiling of the routes themselves that the bench measures both against. Its own package, so nobody who depends on Cabinet builds Hummingbird.
 let package = Package(
     name: "NotesService",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],   // Mutex and Atomic (Synchronization)
     products: [
         .executable(name: "notes-service", targets: ["NotesServiceCabinet"]),
         .executable(name: "notes-service-grdb", targets: ["NotesServiceGRDB"]),
+        .executable(name: "notes-service-dictionary", targets: ["NotesServiceDictionary"]),
     ],
     dependencies: [
         .package(name: "Cabinet", path: "../.."),
@@ -44,6 +46,7 @@ let package = Package(
             name: "NotesServiceGRDB",
             dependencies: ["NotesAPI", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .executableTarget(name: "NotesServiceDictionary", dependencies: ["NotesAPI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,11 +16,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# build_services: builds $SERVICES (default: both), release, and sets BIN.
+# build_services: builds $SERVICES (default: both) and $CEILING if set, release, and sets BIN.
 SERVICES="${SERVICES:-notes-service-grdb notes-service}"
 build_services() {
     local service
-    for service in $SERVICES; do
+    for service in $SERVICES ${CEILING:-}; do
         echo "== building $service (release)"
         if ! swift build -c release --package-path "$PKG" --product "$service" >>"$WORK/build.log" 2>&1; then
             cat "$WORK/build.log"; exit 1

@@ -1,8 +1,10 @@
 -- wrk script for make service-bench (Tools/service-bench.sh). The route comes from
 -- the environment, so one file serves every run:
---   ROUTE      get | put | post | list
+--   ROUTE      get | put | post | list | health
 --   FIRST_NOTE, LAST_NOTE   the seeded IDs that get, put and list pick from at random
 --   POST_PATH  where post sends its notes (default /notes; /notebooks/ID/notes appends)
+--   PACE_MS    if set, each connection waits this many milliseconds before each
+--              request: a paced load of at most connections × 1000 / PACE_MS a second
 --   ACK_FILE   post only: each thread appends the ID of every 201 it receives to
 --              ACK_FILE.N, flushed at once: the creates the service acknowledged
 -- done() prints one line, `result {json}`, that the bench script reads.
@@ -12,6 +14,7 @@ local first = tonumber(os.getenv("FIRST_NOTE") or "1")
 local last = tonumber(os.getenv("LAST_NOTE") or "1")
 local postPath = os.getenv("POST_PATH") or "/notes"
 local ackFile = os.getenv("ACK_FILE")
+local paceMs = tonumber(os.getenv("PACE_MS") or "")
 
 local threads = {}
 local counter = 0
@@ -41,8 +44,16 @@ function request()
       return wrk.format("PUT", "/notes/" .. math.random(first, last), json, body)
    elseif route == "post" then
       return wrk.format("POST", postPath, json, body)
+   elseif route == "health" then
+      return wrk.format("GET", "/health")
    else
       return wrk.format("GET", "/notes?limit=20&after=" .. math.random(first - 1, last - 20))
+   end
+end
+
+if paceMs then
+   function delay()
+      return paceMs
    end
 end
 

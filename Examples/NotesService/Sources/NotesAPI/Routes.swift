@@ -14,9 +14,11 @@ import Logging
 /// | `GET /notebooks/:id` | the notebook and its note count |
 /// | `POST /notebooks/:id/notes` | creates a note and appends it to the notebook |
 /// | `GET /notebooks/:id/notes?limit=&after=` | a page of the notebook's notes, in its order |
+/// | `GET /health` | 200 `ok` without touching the store: a liveness probe, and what a request costs the HTTP stack alone |
 public func makeRouter(repository: some NotesRepository) -> Router<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
+    router.get("health") { _, _ in "ok" }
 
     let notes = router.group("notes")
     notes.post { request, context -> EditedResponse<NoteRecord> in
