@@ -15,6 +15,7 @@ import Testing
         KillPointCase(name: "save-one", scenario: "save-one"),
         KillPointCase(name: "save-multi", scenario: "save-multi"),
         KillPointCase(name: "pool-group", scenario: "pool-group"),
+        KillPointCase(name: "pool-list", scenario: "pool-list"),
         KillPointCase(name: "save-grow", scenario: "save-grow"),
         KillPointCase(name: "save-synced", scenario: "save-synced"),
         KillPointCase(name: "save-first", scenario: "save-first", expectation: .changes),

@@ -7,7 +7,7 @@ import Testing
 private struct Refused: Error {}
 
 /// A value the test's tasks and the pool's queue share.
-private final class Shared<Value: Sendable>: Sendable {
+final class Shared<Value: Sendable>: Sendable {
     let value: Mutex<Value>
     init(_ value: Value) { self.value = Mutex(value) }
     var current: Value { value.withLock { $0 } }
@@ -31,7 +31,7 @@ private func titles(_ pool: StorePool) async throws -> Set<String> {
 /// Runs `blocks` as one commit group: the first holds the writer queue until
 /// every other has been called, so they all wait for it and run back to back.
 /// Each block's result, by index.
-private func runGrouped<T: Sendable>(_ pool: StorePool, _ blocks: [@Sendable (ObjectStore) throws -> T]) async -> [Result<T, any Error>] {
+func runGrouped<T: Sendable>(_ pool: StorePool, _ blocks: [@Sendable (ObjectStore) throws -> T]) async -> [Result<T, any Error>] {
     let others = blocks.count - 1
     let started = Shared(false)
     return await withTaskGroup(of: (Int, Result<T, any Error>).self) { group in

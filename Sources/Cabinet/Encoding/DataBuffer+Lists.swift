@@ -67,6 +67,13 @@ extension DataBuffer {
             }
             let scope = ListScope(classID: owner, row: row, slot: slot)
             let source = ListSource(resolver: resolver, elementClassID: entry.metadata.classID, scope: scope, location: location)
+            // Saved by an earlier block of the pool's commit group, not written yet: that list, from memory.
+            if let kept = store.pendingListRoot(scope) {
+                guard kept.count == count else {
+                    throw source.damaged("the record counts \(count) elements, the list its commit group keeps \(kept.count)")
+                }
+                return StoredList(root: kept, source: source)
+            }
             let root = try store.readListRoot(scope, owner: location)
             guard root.count == count else {
                 throw source.damaged("the record counts \(count) elements, the list's root \(root.count)")
@@ -109,6 +116,15 @@ final class ListCollector: @unchecked Sendable {
         let slot: UInt8
         let root: ListNode
         let source: ListSource?
+
+        /// This list as a pool keeps it for its group's commit (``PendingLists``):
+        /// whole in memory if it comes from another list's nodes (which the
+        /// commit may no longer reach through this block), with row IDs for objects.
+        func resolved(classID: UInt8, row: UInt32, owner: RecordLocation) throws -> Collected {
+            let scope = ListScope(classID: classID, row: row, slot: slot)
+            if source?.scope != scope { try root.loadSubtree(source: source) }
+            return Collected(slot: slot, root: try root.resolved(in: scope, owner: owner), source: source)
+        }
     }
 
     private(set) var lists: [Collected] = []

@@ -229,6 +229,48 @@ final class ListNode {
         children[position] = ListChild(node: child)
     }
 
+    // MARK: Kept for a later save
+
+    /// This node's tree with every object added in memory replaced by its row
+    /// ID: what a pool keeps of a block's list until its group's commit writes
+    /// it (``PendingLists``), holding no object of the block. Stored nodes, and
+    /// changed ones without objects, are shared; the others are copied (the
+    /// block's own list keeps its objects). Throws for an object never
+    /// inserted, as a save that wrote the node would.
+    func resolved(in scope: ListScope, owner: RecordLocation) throws -> ListNode {
+        // A stored node has nothing changed below it: a change to a child changes its parent first.
+        if storage != nil { return self }
+        let copy: ListNode
+        if isLeaf {
+            guard let pending else { return self }
+            var ids = rowIDs
+            for (offset, object) in pending.enumerated() {
+                guard let object else { continue }
+                if object.rowID == 0 {
+                    throw CabinetError.referenceToUninsertedObject(owner, targetClass: String(describing: type(of: object)))
+                }
+                ids[offset] = object.rowID
+            }
+            copy = ListNode(leaf: ids)
+        } else {
+            var resolvedChildren = children
+            var changed = false
+            for index in children.indices {
+                guard let node = children[index].node else { continue }
+                let resolvedNode = try node.resolved(in: scope, owner: owner)
+                if resolvedNode !== node {
+                    resolvedChildren[index].node = resolvedNode
+                    changed = true
+                }
+            }
+            guard changed else { return self }
+            copy = ListNode(children: resolvedChildren)
+        }
+        copy.replaced = replaced
+        copy.depth = depth
+        return copy
+    }
+
     /// The child at `position`, loaded, and copied first if another list shares it.
     private func uniqueChild(_ position: Int, source: ListSource?) throws -> ListNode {
         _ = try child(position, source: source)

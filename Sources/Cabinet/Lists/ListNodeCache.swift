@@ -1,15 +1,16 @@
 /// Decoded list nodes kept between a pool's write blocks, by where they are stored.
 ///
-/// Why: every write block is a context of its own, so a block that appends to a
-/// big ``StoredList`` read the root, an inner node and the last leaf anew (2 to
-/// 5 KiB each, checksummed and decoded) right after the block before it wrote
-/// them: a sixth of a notebook append. A node's record never changes while it
-/// exists (a change writes a node under a fresh ID), so what a node ID decoded
-/// to stays true for as long as the node is stored.
+/// Why: every write block is a context of its own, so the first block of a
+/// group that appends to a big ``StoredList`` read the root, an inner node and
+/// the last leaf anew (2 to 5 KiB each, checksummed and decoded) right after the
+/// group before it wrote them. (Within a group the blocks take the list from
+/// ``PendingLists``.) A node's record never changes while it exists (a change
+/// writes a node under a fresh ID), so what a node ID decoded to stays true for
+/// as long as the node is stored.
 ///
 /// Kept true:
-/// - a node enters when a block reads it, or when a block's save that wrote it
-///   has staged; a node the save deletes leaves then (``ListWriter/commit()``);
+/// - a node enters when a block reads it, or when the save or group commit that
+///   wrote it is done; a node it deletes leaves then (``ListWriter/commit()``);
 /// - a fresh node ID is never one the cache holds (``ListWriter``);
 /// - the whole cache is dropped when a group's commit fails (its staged nodes
 ///   never reach the table) and around a block that writes the tables directly

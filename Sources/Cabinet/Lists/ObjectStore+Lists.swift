@@ -24,6 +24,12 @@ extension ObjectStore {
         return root
     }
 
+    /// The root node of the list in `scope` as an earlier write block of this
+    /// context's commit group saved it, if one did (``PendingLists``).
+    func pendingListRoot(_ scope: ListScope) -> ListNode? {
+        context?.pendingLists?.root(scope)
+    }
+
     /// Node `storage.id` of the list in `storage.scope`.
     func readListNode(_ storage: ListNodeStorage, owner: RecordLocation) throws -> ListNode {
         try checkOpen()

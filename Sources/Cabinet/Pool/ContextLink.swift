@@ -67,6 +67,9 @@ final class ContextLink {
     /// A write block's decoded list nodes, kept between the blocks (see ``ListNodeCache``).
     var listNodes: ListNodeCache? { group?.listNodes }
 
+    /// The lists this block's saves keep for the group's commit (see ``PendingLists``); `nil` unless saves stage.
+    var pendingLists: PendingLists? { stages ? group?.pendingLists : nil }
+
     /// Whether a save goes to the group's staging rather than to the tables.
     var stages: Bool { group.map { !$0.staging.isDirect } ?? false }
 

@@ -13,6 +13,9 @@
 ///   is written; the staging is dropped, so the next block reads the store as committed.
 ///   Except `saveNotFinished`: the group's journal is whole, so the group is
 ///   saved; `PoolCore` finishes the journal before the next write block reads.
+/// - The out-of-line lists the blocks save are kept in memory, and the commit
+///   writes each once (`PendingLists`): blocks appending to one big list do not
+///   each rewrite its last leaf and the nodes above it.
 /// - The last block of a group commits it: the one that ends when no other write
 ///   block waits to start, or when the group is full (`maxBlocks`, `maxBytes`).
 ///
@@ -27,6 +30,8 @@ final class WriteGroup: @unchecked Sendable {
     let staging = GroupStaging()
     /// Decoded list nodes the blocks read or wrote (see ``ListNodeCache``).
     let listNodes = ListNodeCache()
+    /// The lists the blocks saved, written by the commit (see ``PendingLists``).
+    let pendingLists = PendingLists()
     /// The blocks waiting for the commit, in arrival order.
     private var members: [CommitTicket] = []
     /// What each staged save changed, in order: published once committed.
@@ -53,7 +58,7 @@ final class WriteGroup: @unchecked Sendable {
     func endBlock() -> (CommitTicket, (any Error)?) {
         blockRunning = false
         let ticket = CommitTicket()
-        if staging.hasStagedRecords {
+        if staging.hasStagedRecords || !pendingLists.isEmpty {
             members.append(ticket)
         } else {
             ticket.resolve(.success(()))
@@ -78,7 +83,9 @@ final class WriteGroup: @unchecked Sendable {
         var failure: (any Error)?
         commits += 1
         do {
+            let lists = try stagePendingLists(root)
             try root.commitStaged(staging)
+            lists?.commit()
         } catch {
             failure = error
         }
@@ -90,13 +97,35 @@ final class WriteGroup: @unchecked Sendable {
             for change in changes { core.publish(change) }
         }
         // Nodes the group's blocks wrote are not in the table after all (unless its journal finishes it).
-        if failure != nil { listNodes.removeAll() }
+        if failure != nil {
+            listNodes.removeAll()
+            pendingLists.removeAll()
+        }
         let result: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
         for ticket in waiting { ticket.resolve(result) }
         if let failure {
             if blockRunning { blockFailure = failure }
             throw failure
         }
+    }
+}
+
+extension WriteGroup {
+    /// Stages the lists the blocks kept (``PendingLists``) in the group's view of
+    /// the lists table, so that the commit writes them with everything else;
+    /// returns their writer, to be told once the commit is done.
+    fileprivate func stagePendingLists(_ root: ObjectStore) throws -> ListWriter? {
+        guard !pendingLists.isEmpty else { return nil }
+        guard let base = try root.listsTable(creating: false) else {
+            preconditionFailure("Cabinet: a write block kept lists, but the store has no lists table")
+        }
+        let table = staging.table(over: base, named: ObjectStore.listsTableName)
+        let writer = ListWriter(table: table, format: root.recordFormat,
+                                location: root.backend.location(ofTable: ObjectStore.listsTableName), cache: listNodes)
+        try pendingLists.flush(writer) { key, value in
+            try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
+        }
+        return writer
     }
 }
 

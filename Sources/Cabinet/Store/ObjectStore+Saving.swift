@@ -50,7 +50,14 @@ extension ObjectStore {
                 && entries.count + indexed + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
                 try saveThroughJournal(entries, lists: lists)
             } else {
-                try saveDirectly(entries, lists: lists)
+                // A staged save that fails leaves the lists its group keeps as they were, as its staging.
+                let keptLists = context?.pendingLists?.snapshot()
+                do {
+                    try saveDirectly(entries, lists: lists)
+                } catch {
+                    if let keptLists { context?.pendingLists?.restore(keptLists) }
+                    throw error
+                }
             }
             listNodesCommitted(lists)
             finishSave(entries)
@@ -258,10 +265,16 @@ extension ObjectStore {
         if collector != nil && buffer.context == nil { buffer.context = RecordContext(location: entry.location()) }
         buffer.context?.listCollector = collector
         defer { buffer.context?.listCollector = nil }
+        let pendingLists = context?.pendingLists
         func writeLists(of object: StoredObject, isNew: Bool) throws {
             guard let collector, let lists else { return }
-            try lists.write(collector.lists, classID: entry.metadata.classID, row: object.rowID, isNew: isNew,
-                            owner: entry.location(row: object.rowID), to: listRecords)
+            let classID = entry.metadata.classID, owner = entry.location(row: object.rowID)
+            // A pool's write block: kept for the group's commit, which writes each list once.
+            if let pendingLists {
+                let kept = try collector.lists.map { try $0.resolved(classID: classID, row: object.rowID, owner: owner) }
+                return pendingLists.keep(kept, classID: classID, row: object.rowID, location: owner)
+            }
+            try lists.write(collector.lists, classID: classID, row: object.rowID, isNew: isNew, owner: owner, to: listRecords)
         }
         let indexWrite = entry.indexes.map { IndexWrite($0, view: indexView(of: $0)) }
         func writeIndexes(of object: StoredObject, record: DataBuffer, isNew: Bool) throws {
@@ -301,6 +314,7 @@ extension ObjectStore {
             try indexWrite?.row(object.rowID, entries: nil, isNew: false, sink: indexRecords)
             if collector != nil {
                 try lists?.deleteLists(classID: entry.metadata.classID, row: object.rowID, owner: entry.location(row: object.rowID), to: listRecords)
+                pendingLists?.drop(classID: entry.metadata.classID, row: object.rowID)
             }
         }
         try indexWrite?.finish(sink: indexRecords)

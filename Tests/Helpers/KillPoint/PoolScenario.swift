@@ -6,7 +6,7 @@ import Dispatch
 import Foundation
 import Synchronization
 
-private struct Refused: Error {}
+struct Refused: Error {}
 
 /// Set once the first block runs: the others are called only then, so that they queue behind it.
 private final class Started: Sendable {
@@ -14,7 +14,7 @@ private final class Started: Sendable {
 }
 
 /// Runs `body` (async) to its end from synchronous code: the child's scenarios are synchronous.
-private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let done = DispatchSemaphore(value: 0)
     nonisolated(unsafe) var result: Result<T, any Error>?
     Task {
@@ -69,11 +69,17 @@ struct PoolGroup: Scenario {
     }
 
     func run(_ work: Work, _ steps: Steps) throws {
-        let blocks = self.blocks
+        try Self.runGroup(of: blocks, classes: classes, step: name, work, steps)
+    }
+
+    /// Opens a pool on the scenario's store, then, armed, runs `blocks` as one
+    /// group (``runGroup(_:_:)``) as step `step`, and closes the pool.
+    static func runGroup(of blocks: [@Sendable (ObjectStore) throws -> Void], classes: [StoredObject.Type], step: String,
+                         _ work: Work, _ steps: Steps) throws {
         let pool = try StorePool(path: work.store, classes: classes, logger: childLogger)
         steps.arm()
-        try steps.step("pool-group") {
-            try blocking { try await Self.runGroup(pool, blocks) }
+        try steps.step(step) {
+            try blocking { try await runGroup(pool, blocks) }
         }
         // A journal the group could not remove is finished here, or at the next open.
         try? blocking { try await pool.close() }
@@ -81,7 +87,7 @@ struct PoolGroup: Scenario {
 
     /// The first block holds the writer queue until every other is queued behind
     /// it, so all of them make one group, the same at every run.
-    private static func runGroup(_ pool: StorePool, _ blocks: [@Sendable (ObjectStore) throws -> Void]) async throws {
+    static func runGroup(_ pool: StorePool, _ blocks: [@Sendable (ObjectStore) throws -> Void]) async throws {
         let others = blocks.count - 1
         let started = Started()
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -54,7 +54,7 @@ extension Scenario {
 /// Every scenario, by name.
 var scenarios: [any Scenario] {
     [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(), SaveList(), SaveIndexed(),
-     Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay(), PoolGroup(), ExportScenario(), ImportScenario()]
+     Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay(), PoolGroup(), PoolList(), ExportScenario(), ImportScenario()]
 }
 
 /// The stores of the kill-point child log warnings and errors only: the harness

@@ -1,0 +1,81 @@
+/// The out-of-line lists a pool's write blocks saved and the group has not
+/// written yet: each owner's lists as its latest save collected them, kept in
+/// memory until the group's commit writes them all at once (``flush(_:)``).
+///
+/// Why: blocks that append to one big ``StoredList`` one after another (a
+/// service's `POST /notebooks/:id/notes`) each rewrote the list's last leaf,
+/// the inner nodes above it and its root, encoded and checksummed, and the next
+/// block replaced them all: more than half of an append's instructions, for
+/// records no commit ever wrote. Now a block's save stages its owner's record
+/// and hands its lists here, and the group's commit writes each changed list
+/// once, in the same journal as everything else the group staged. So a group
+/// is still one save, all or nothing.
+///
+/// Kept true:
+/// - a later block reads such a list from here (``root(_:)``), never from the
+///   table, whose root and nodes are still the committed ones;
+/// - a save that fails puts back what it changed here (``snapshot()``, ``restore(_:)``);
+/// - an owner deleted, or whose lists went back into its record, takes its
+///   entry with it (its committed trees are deleted by that save, as always);
+/// - a commit that fails drops everything (its blocks fail with it), and one
+///   inside a block (before an upgrade or a compaction) flushes first.
+///
+/// A leaf here holds row IDs only (``ListNode/resolved(in:owner:)``): no object
+/// of a finished block is kept alive, and an object added without being
+/// inserted fails its own block's save, not the group.
+///
+/// Used by the pool's writer queue only, one block at a time, as the group is.
+final class PendingLists {
+    struct Owner: Hashable, Comparable {
+        var classID: UInt8
+        var row: UInt32
+
+        static func < (left: Owner, right: Owner) -> Bool { (left.classID, left.row) < (right.classID, right.row) }
+    }
+
+    struct Entry {
+        /// The owner's out-of-line lists, by slot, as its latest save wrote its record.
+        var lists: [ListCollector.Collected]
+        /// The owner's record, named in errors.
+        var location: RecordLocation
+    }
+
+    private var entries: [Owner: Entry] = [:]
+    /// Owners' lists written by commits (tests count them).
+    private(set) var written = 0
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// Keeps `lists` as the owner's lists until the group's commit (replacing what an earlier block kept).
+    func keep(_ lists: [ListCollector.Collected], classID: UInt8, row: UInt32, location: RecordLocation) {
+        entries[Owner(classID: classID, row: row)] = Entry(lists: lists, location: location)
+    }
+
+    /// Forgets the owner's lists: it was deleted (its save deletes its committed trees).
+    func drop(classID: UInt8, row: UInt32) {
+        entries[Owner(classID: classID, row: row)] = nil
+    }
+
+    /// The root node of the list in `scope` as an earlier block saved it, if one did.
+    func root(_ scope: ListScope) -> ListNode? {
+        entries[Owner(classID: scope.classID, row: scope.row)]?.lists.first { $0.slot == scope.slot }?.root
+    }
+
+    /// What a save may change, to put back if it fails.
+    func snapshot() -> [Owner: Entry] { entries }
+
+    func restore(_ snapshot: [Owner: Entry]) { entries = snapshot }
+
+    func removeAll() { entries.removeAll() }
+
+    /// Writes every kept list through `writer` (the group's staged view of the
+    /// lists table), owners in order so that every run writes the same, and
+    /// empties itself. Thrown errors fail the group's commit.
+    func flush(_ writer: ListWriter, to sink: ListWriter.Sink) throws {
+        defer { entries.removeAll() }
+        for (owner, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            try writer.write(entry.lists, classID: owner.classID, row: owner.row, isNew: false, owner: entry.location, to: sink)
+            written += 1
+        }
+    }
+}

@@ -1,0 +1,151 @@
+@testable import Cabinet
+import Testing
+
+/// A crate of songs whose weight is indexed: a NaN weight fails its save at the
+/// index, after the save has handed the crate's list to the group (`PendingLists`).
+final class Crate: StoredObject {
+    @Stored var weight: Float64 = 0
+    @Stored var songs = StoredList<Song>()
+
+    override class var indexes: [StoredIndex] { [.value(\Crate.weight)] }
+
+    override func read(from buffer: inout DataBuffer) throws {
+        weight = try buffer.readFloat64()
+        songs = try buffer.readList(of: Song.self)
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeFloat64(weight)
+        buffer.writeList(songs)
+    }
+    override func dissolveAllRelationships() { songs = [] }
+}
+
+private struct Missing: Error {}
+
+/// The write blocks of one commit group keep the big lists they save in memory
+/// (`PendingLists`), and the group's commit writes each list once.
+@Suite struct StorePoolPendingListTests {
+    /// Each block sees the list as the block before it left it; the commit writes it once, and it is whole.
+    @Test(arguments: BackendKind.allCases)
+    func aGroupWritesABigListOnceWithEveryBlocksAppend(_ kind: BackendKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
+        let commits = pool.core.group.commits, written = pool.core.group.pendingLists.written
+        let blocks = (0..<6).map { index in
+            { @Sendable (store: ObjectStore) throws -> Int in
+                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+                let seen = shelf.songs.count
+                let song = Song(); song.title = "grouped \(index)"; store.insert(song)
+                shelf.songs.append(song)
+                return seen
+            }
+        }
+        let seen = try await runGrouped(pool, blocks).map { try $0.get() }
+        #expect(Set(seen) == Set(1_000..<1_006), "each block saw the appends of the blocks before it")
+        #expect(pool.core.group.commits == commits + 1)
+        #expect(pool.core.group.pendingLists.written == written + 1, "the list was written once, by the commit")
+        let titles = try await pool.read(StorePoolListTests.titles(shelfRow))
+        #expect(titles.count == 1_006)
+        #expect(Array(titles.prefix(1_000)) == (0..<1_000).map { "seed \($0)" })
+        #expect(Set(titles.suffix(6)) == Set((0..<6).map { "grouped \($0)" }))
+        try await pool.close()
+        try Self.expectVerified(fixture)
+        let reopened = try fixture.pool(Song.self, Shelf.self)
+        #expect(try await reopened.read(StorePoolListTests.titles(shelfRow)) == titles)
+        try await reopened.close()
+    }
+
+    /// A save that fails after it handed its list to the group gives the list
+    /// back: the blocks after it see the list without its append, and nothing of it is saved.
+    @Test(arguments: BackendKind.allCases)
+    func aSaveThatFailsAfterKeepingItsListGivesItBack(_ kind: BackendKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let pool = try fixture.pool(Song.self, Crate.self)
+        let crateRow: UInt32 = try await pool.write { store in
+            let crate = Crate()
+            crate.songs = StoredList((0..<300).map { i in let song = Song(); song.title = "seed \(i)"; store.insert(song); return song })
+            store.insert(crate)
+            return crate.rowID
+        }
+        let append = { @Sendable (title: String, weight: Float64) in
+            { @Sendable (store: ObjectStore) throws -> Int in
+                guard let crate = try store.fetch(Crate.self, rowID: crateRow) else { throw Missing() }
+                let seen = crate.songs.count
+                let song = Song(); song.title = title; store.insert(song)
+                crate.songs.append(song)
+                crate.weight = weight
+                return seen
+            }
+        }
+        let results = await runGrouped(pool, [append("first", 1), append("refused", .nan), append("last", 2)])
+        #expect(throws: (any Error).self) { try results[1].get() }
+        #expect(try results[0].get() == 300)
+        #expect(try results[2].get() == 301, "the block after the failed one saw the list without its append")
+        let titles = try await pool.read { store in
+            guard let crate = try store.fetch(Crate.self, rowID: crateRow) else { return [String]() }
+            var songs = crate.songs
+            try songs.loadAll()
+            return songs.map(\.title)
+        }
+        #expect(titles.suffix(2) == ["first", "last"])
+        #expect(titles.count == 302)
+        try await pool.close()
+        try Self.expectVerified(fixture)
+    }
+
+    /// An owner deleted by a later block of the group takes the list an earlier
+    /// block kept with it: the commit writes no root or node for it.
+    @Test(arguments: BackendKind.allCases)
+    func anOwnerDeletedLaterInTheGroupLeavesNoListBehind(_ kind: BackendKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
+        let results = await runGrouped(pool, [
+            { @Sendable store in try StorePoolListTests.append("appended", to: shelfRow)(store) },
+            { @Sendable store in
+                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+                store.delete(shelf)
+                return 0
+            },
+        ])
+        for result in results { _ = try result.get() }
+        #expect(try await pool.read { store in try store.fetch(Shelf.self, rowID: shelfRow) == nil })
+        try await pool.close()
+        try Self.expectVerified(fixture)
+    }
+
+    /// A list copied to another owner from the list an earlier block kept (its
+    /// changed nodes in memory, the rest on disk) is written whole under the new owner.
+    @Test(arguments: BackendKind.allCases)
+    func aKeptListCopiedToAnotherOwnerIsWrittenWholeForIt(_ kind: BackendKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
+        let results = await runGrouped(pool, [
+            { @Sendable store in try StorePoolListTests.append("on the first", to: shelfRow)(store) },
+            { @Sendable store in
+                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+                let copy = Shelf(); copy.name = "copy"
+                copy.songs = shelf.songs
+                let song = Song(); song.title = "on the copy"; store.insert(song)
+                copy.songs.append(song)
+                store.insert(copy)
+                return copy.rowID
+            },
+        ])
+        let copyRow = try results[1].get()
+        let seeds = (0..<1_000).map { "seed \($0)" }
+        #expect(try await pool.read(StorePoolListTests.titles(shelfRow)) == seeds + ["on the first"])
+        #expect(try await pool.read(StorePoolListTests.titles(copyRow)) == seeds + ["on the first", "on the copy"])
+        try await pool.close()
+        try Self.expectVerified(fixture)
+    }
+
+    /// `cabinet verify`'s checks of the closed store: every list whole, no root or node orphaned.
+    static func expectVerified(_ fixture: StoreFixture) throws {
+        let backend = try fixture.backend()
+        #expect(try StoreVerifier.verify(backend).isEmpty)
+        if fixture.kind != .memory { backend.close() }
+    }
+}
