@@ -142,6 +142,76 @@ private struct Missing: Error {}
         try Self.expectVerified(fixture)
     }
 
+    /// A block in which the group was committed (here by a compaction) writes its
+    /// lists itself from then on: a list it read before that commit and saves
+    /// after it fails that save (stale), inside the block, and the group's other block is saved.
+    @Test func aStaleListAfterACommitInsideItsBlockFailsThatSaveNotTheGroup() async throws {
+        let fixture = try StoreFixture(.tokyoCabinet)
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
+        let results = await runGrouped(pool, [
+            { @Sendable store in
+                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+                let before = shelf.songs
+                let song = Song(); song.title = "saved"; store.insert(song)
+                shelf.songs.append(song)
+                try store.save()
+                try store.compact()   // commits the group so far: the list's new right-hand path replaces the old
+                let after = shelf.songs
+                shelf.songs = before
+                do {
+                    try store.save()
+                    return "saved a stale list"
+                } catch let error as CabinetError where error.code == .staleList {
+                    shelf.songs = after   // as saved: the block's own save at its end writes nothing wrong
+                    return "refused"
+                }
+            },
+            { @Sendable store in
+                _ = try StorePoolListTests.append("other block", to: shelfRow)(store)
+                return "appended"
+            },
+        ])
+        #expect(try results[0].get() == "refused")
+        #expect(try results[1].get() == "appended")
+        let titles = try await pool.read(StorePoolListTests.titles(shelfRow))
+        #expect(titles.suffix(2) == ["saved", "other block"])
+        try await pool.close()
+        try Self.expectVerified(fixture)
+    }
+
+    /// What the commit will write for the lists the blocks keep counts towards the
+    /// group's size: blocks that each copy a list of 300,000 make more than one commit.
+    @Test func keptListsCountTowardsTheGroupsSize() async throws {
+        let fixture = try StoreFixture(.memory)
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow: UInt32 = try await pool.write { store in
+            let songs = (0..<20).map { i in let song = Song(); song.title = "song \(i)"; store.insert(song); return song }
+            let shelf = Shelf(); shelf.name = "huge"
+            shelf.songs = StoredList((0..<300_000).map { songs[$0 % songs.count] })
+            store.insert(shelf)
+            return shelf.rowID
+        }
+        let commits = pool.core.group.commits
+        let copies = 8
+        let blocks = (0..<copies).map { index in
+            { @Sendable (store: ObjectStore) throws -> UInt32 in
+                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+                let copy = Shelf(); copy.name = "copy \(index)"
+                copy.songs = shelf.songs   // loaded whole and kept as new nodes: about 1.2 MB each
+                store.insert(copy)
+                return copy.rowID
+            }
+        }
+        let rows = try await runGrouped(pool, blocks).map { try $0.get() }
+        #expect(pool.core.group.commits >= commits + 2, "8 copies of 1.2 MB exceed one group's \(WriteGroup.maxBytes) bytes")
+        for row in rows {
+            #expect(try await pool.read { store in try store.fetch(Shelf.self, rowID: row)?.songs.count } == 300_000)
+        }
+        try await pool.close()
+        try Self.expectVerified(fixture)
+    }
+
     /// `cabinet verify`'s checks of the closed store: every list whole, no root or node orphaned.
     static func expectVerified(_ fixture: StoreFixture) throws {
         let backend = try fixture.backend()

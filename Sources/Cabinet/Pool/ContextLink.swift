@@ -68,7 +68,10 @@ final class ContextLink {
     var listNodes: ListNodeCache? { group?.listNodes }
 
     /// The lists this block's saves keep for the group's commit (see ``PendingLists``); `nil` unless saves stage.
-    var pendingLists: PendingLists? { stages ? group?.pendingLists : nil }
+    var pendingLists: PendingLists? {
+        guard let group, stages, !group.committedInBlock else { return nil }
+        return group.pendingLists
+    }
 
     /// Whether a save goes to the group's staging rather than to the tables.
     var stages: Bool { group.map { !$0.staging.isDirect } ?? false }
@@ -94,7 +97,7 @@ final class ContextLink {
         guard let group else { preconditionFailure("Cabinet: staging without a commit group") }
         if let failure = group.blockFailure { throw failure }
         // A group that grew large commits first, keeping its journal and memory bounded.
-        if group.staging.stagedBytes >= WriteGroup.maxBytes { try pool.commitGroup(holdingLock: depth > 0) }
+        if group.isLarge { try pool.commitGroup(holdingLock: depth > 0) }
         let result = try body()
         if let summary { group.staged(summary) }
         return result

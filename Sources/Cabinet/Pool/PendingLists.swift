@@ -14,6 +14,12 @@
 /// Kept true:
 /// - a later block reads such a list from here (``root(_:)``), never from the
 ///   table, whose root and nodes are still the committed ones;
+/// - what the commit will write for them counts towards the group's size (``bytes``);
+/// - a block in which the group was committed (before an upgrade or a
+///   compaction, or at the group's size) writes its lists into the staging from
+///   then on, as a save outside a pool does: a list it read before that commit
+///   may name nodes the commit replaced, which its own save must refuse
+///   (``CabinetError/Code-swift.struct/staleList``), not the group's commit;
 /// - a save that fails puts back what it changed here (``snapshot()``, ``restore(_:)``);
 /// - an owner deleted, or whose lists went back into its record, takes its
 ///   entry with it (its committed trees are deleted by that save, as always);
@@ -22,7 +28,9 @@
 ///
 /// A leaf here holds row IDs only (``ListNode/resolved(in:owner:)``): no object
 /// of a finished block is kept alive, and an object added without being
-/// inserted fails its own block's save, not the group.
+/// inserted fails its own block's save, not the group. What only the commit can
+/// find (a node of the committed tree that is damaged) fails the group, as a
+/// failed write does: every block in it is told, and nothing of it is written.
 ///
 /// Used by the pool's writer queue only, one block at a time, as the group is.
 final class PendingLists {
@@ -38,22 +46,44 @@ final class PendingLists {
         var lists: [ListCollector.Collected]
         /// The owner's record, named in errors.
         var location: RecordLocation
+        /// Whether the owner was inserted in this group (no list of it is committed).
+        var isNew: Bool
+        /// About what the commit will write for these lists: their nodes not stored yet.
+        var bytes: Int
     }
 
     private var entries: [Owner: Entry] = [:]
     /// Owners' lists written by commits (tests count them).
     private(set) var written = 0
+    /// About what the commit will write for the kept lists: counted with the
+    /// group's staged bytes against ``WriteGroup/maxBytes``, so a group of blocks
+    /// that copy big lists still commits before its journal and memory grow past it.
+    private(set) var bytes = 0
 
     var isEmpty: Bool { entries.isEmpty }
 
     /// Keeps `lists` as the owner's lists until the group's commit (replacing what an earlier block kept).
-    func keep(_ lists: [ListCollector.Collected], classID: UInt8, row: UInt32, location: RecordLocation) {
-        entries[Owner(classID: classID, row: row)] = Entry(lists: lists, location: location)
+    func keep(_ lists: [ListCollector.Collected], classID: UInt8, row: UInt32, isNew: Bool, location: RecordLocation) {
+        let owner = Owner(classID: classID, row: row)
+        let size = lists.reduce(0) { $0 + Self.unstoredBytes($1.root, in: ListScope(classID: classID, row: row, slot: $1.slot)) }
+        let earlier = entries.updateValue(Entry(lists: lists, location: location, isNew: entries[owner]?.isNew ?? isNew, bytes: size),
+                                          forKey: owner)
+        bytes += size - (earlier?.bytes ?? 0)
     }
 
     /// Forgets the owner's lists: it was deleted (its save deletes its committed trees).
     func drop(classID: UInt8, row: UInt32) {
-        entries[Owner(classID: classID, row: row)] = nil
+        bytes -= entries.removeValue(forKey: Owner(classID: classID, row: row))?.bytes ?? 0
+    }
+
+    /// The encoded size of the nodes under `node` not stored in `scope` yet (changed
+    /// in memory, or stored under another owner's list), as ``ListRecords`` writes them.
+    private static func unstoredBytes(_ node: ListNode, in scope: ListScope) -> Int {
+        if let storage = node.storage, storage.scope == scope { return 0 }
+        if node.isLeaf { return 5 + 4 * node.rowIDs.count }
+        return node.children.reduce(5 + 20 * node.children.count) { total, child in
+            total + (child.node.map { unstoredBytes($0, in: scope) } ?? 0)
+        }
     }
 
     /// The root node of the list in `scope` as an earlier block saved it, if one did.
@@ -62,19 +92,22 @@ final class PendingLists {
     }
 
     /// What a save may change, to put back if it fails.
-    func snapshot() -> [Owner: Entry] { entries }
+    func snapshot() -> (entries: [Owner: Entry], bytes: Int) { (entries, bytes) }
 
-    func restore(_ snapshot: [Owner: Entry]) { entries = snapshot }
+    func restore(_ snapshot: (entries: [Owner: Entry], bytes: Int)) { (entries, bytes) = snapshot }
 
-    func removeAll() { entries.removeAll() }
+    func removeAll() {
+        entries.removeAll()
+        bytes = 0
+    }
 
     /// Writes every kept list through `writer` (the group's staged view of the
     /// lists table), owners in order so that every run writes the same, and
     /// empties itself. Thrown errors fail the group's commit.
     func flush(_ writer: ListWriter, to sink: ListWriter.Sink) throws {
-        defer { entries.removeAll() }
+        defer { removeAll() }
         for (owner, entry) in entries.sorted(by: { $0.key < $1.key }) {
-            try writer.write(entry.lists, classID: owner.classID, row: owner.row, isNew: false, owner: entry.location, to: sink)
+            try writer.write(entry.lists, classID: owner.classID, row: owner.row, isNew: entry.isNew, owner: entry.location, to: sink)
             written += 1
         }
     }

@@ -44,12 +44,18 @@ final class WriteGroup: @unchecked Sendable {
     /// Commits made (tests count them to see blocks grouped).
     private(set) var commits = 0
 
-    var isFull: Bool { members.count >= Self.maxBlocks || staging.stagedBytes >= Self.maxBytes }
+    var isFull: Bool { members.count >= Self.maxBlocks || isLarge }
+    /// The group's records and kept lists reached ``maxBytes``: it commits before staging more.
+    var isLarge: Bool { staging.stagedBytes + pendingLists.bytes >= Self.maxBytes }
+    /// Set when the group was committed while the running block ran: that block
+    /// no longer keeps lists for the commit (see ``PendingLists``).
+    private(set) var committedInBlock = false
     var hasMembers: Bool { !members.isEmpty }
 
     func beginBlock() {
         blockRunning = true
         blockFailure = nil
+        committedInBlock = false
     }
 
     /// After a block: its ticket, which waits for the commit if anything is
@@ -82,6 +88,7 @@ final class WriteGroup: @unchecked Sendable {
         root.journalAwaitsReplay = core.journalAwaitsReplay
         var failure: (any Error)?
         commits += 1
+        if blockRunning { committedInBlock = true }
         do {
             let lists = try stagePendingLists(root)
             try root.commitStaged(staging)
@@ -116,12 +123,15 @@ extension WriteGroup {
     /// returns their writer, to be told once the commit is done.
     fileprivate func stagePendingLists(_ root: ObjectStore) throws -> ListWriter? {
         guard !pendingLists.isEmpty else { return nil }
+        // The lists are written against the committed trees: a journal left to finish goes first, as in save().
+        if root.journalAwaitsReplay { try root.recoverInterruptedSave() }
+        let location = root.backend.location(ofTable: ObjectStore.listsTableName)
+        // A block kept lists only through a writer over this table: gone since, it is missing.
         guard let base = try root.listsTable(creating: false) else {
-            preconditionFailure("Cabinet: a write block kept lists, but the store has no lists table")
+            throw CabinetError.missingClassFile(RecordLocation(file: location), classID: nil)
         }
         let table = staging.table(over: base, named: ObjectStore.listsTableName)
-        let writer = ListWriter(table: table, format: root.recordFormat,
-                                location: root.backend.location(ofTable: ObjectStore.listsTableName), cache: listNodes)
+        let writer = ListWriter(table: table, format: root.recordFormat, location: location, cache: listNodes)
         try pendingLists.flush(writer) { key, value in
             try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
         }

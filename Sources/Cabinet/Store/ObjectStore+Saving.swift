@@ -272,7 +272,7 @@ extension ObjectStore {
             // A pool's write block: kept for the group's commit, which writes each list once.
             if let pendingLists {
                 let kept = try collector.lists.map { try $0.resolved(classID: classID, row: object.rowID, owner: owner) }
-                return pendingLists.keep(kept, classID: classID, row: object.rowID, location: owner)
+                return pendingLists.keep(kept, classID: classID, row: object.rowID, isNew: isNew, location: owner)
             }
             try lists.write(collector.lists, classID: classID, row: object.rowID, isNew: isNew, owner: owner, to: listRecords)
         }
