@@ -14,7 +14,7 @@
 #   4. kill -9 in the middle of a POST load whose acknowledged IDs are recorded,
 #      a restart, and a GET of every acknowledged ID.
 # Prints a table (Tools/service-bench/report.py) and keeps the raw wrk output in
-# $WORK when KEEP_WORK=1. About 5 minutes with the defaults.
+# $WORK when KEEP_WORK=1. About 9 minutes with the defaults.
 set -euo pipefail
 
 BENCH_SECONDS="${BENCH_SECONDS:-8}"
