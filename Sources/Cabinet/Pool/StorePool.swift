@@ -35,7 +35,9 @@ import Logging
 ///   when several files change), at most 64 blocks or 8 MiB at a time. Each
 ///   caller is told only once that commit is done; a block that throws is
 ///   dropped alone; a commit that fails fails every block in it, with nothing
-///   of them saved. ``changes`` still has one change per block's save.
+///   of them saved. ``changes`` still has one change per block's save. The big
+///   ``StoredList``s the blocks save are written once, by the commit: blocks
+///   appending to one list do not each rewrite its last leaf and the nodes above it.
 ///
 /// Blocks run on threads of the pool's own (dispatch queues), not on Swift's
 /// cooperative pool, because they wait for files and locks.
