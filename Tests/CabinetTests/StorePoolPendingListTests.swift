@@ -115,6 +115,29 @@ private struct Missing: Error {}
         try Self.expectVerified(fixture)
     }
 
+    /// A list an earlier block kept that a later block shortens back into its
+    /// owner's record: the commit deletes the committed tree, and nothing is orphaned.
+    @Test(arguments: BackendKind.allCases)
+    func aKeptListThatGoesBackIntoItsRecordLeavesNoTreeBehind(_ kind: BackendKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
+        let results = await runGrouped(pool, [
+            { @Sendable store in try StorePoolListTests.append("appended", to: shelfRow)(store) },
+            { @Sendable store in
+                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+                var songs = shelf.songs
+                try songs.loadAll()
+                shelf.songs = StoredList(Array(songs.prefix(10)))
+                return 0
+            },
+        ])
+        for result in results { _ = try result.get() }
+        #expect(try await pool.read(StorePoolListTests.titles(shelfRow)) == (0..<10).map { "seed \($0)" })
+        try await pool.close()
+        try Self.expectVerified(fixture)
+    }
+
     /// A list copied to another owner from the list an earlier block kept (its
     /// changed nodes in memory, the rest on disk) is written whole under the new owner.
     @Test(arguments: BackendKind.allCases)

@@ -1,6 +1,6 @@
 /// The out-of-line lists a pool's write blocks saved and the group has not
 /// written yet: each owner's lists as its latest save collected them, kept in
-/// memory until the group's commit writes them all at once (``flush(_:)``).
+/// memory until the group's commit writes them all at once (``flush(_:to:)``).
 ///
 /// Why: blocks that append to one big ``StoredList`` one after another (a
 /// service's `POST /notebooks/:id/notes`) each rewrote the list's last leaf,
@@ -21,8 +21,9 @@
 ///   may name nodes the commit replaced, which its own save must refuse
 ///   (``CabinetError/Code-swift.struct/staleList``), not the group's commit;
 /// - a save that fails puts back what it changed here (``snapshot()``, ``restore(_:)``);
-/// - an owner deleted, or whose lists went back into its record, takes its
-///   entry with it (its committed trees are deleted by that save, as always);
+/// - an owner deleted takes its entry with it (its save deletes its committed
+///   trees, as always); one whose lists went back into its record keeps an
+///   entry with none, and the commit deletes its committed trees;
 /// - a commit that fails drops everything (its blocks fail with it), and one
 ///   inside a block (before an upgrade or a compaction) flushes first.
 ///
