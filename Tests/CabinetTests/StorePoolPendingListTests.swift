@@ -99,17 +99,10 @@ private struct Missing: Error {}
     @Test(arguments: BackendKind.allCases)
     func anOwnerDeletedLaterInTheGroupLeavesNoListBehind(_ kind: BackendKind) async throws {
         let fixture = try StoreFixture(kind)
-        let pool = try fixture.pool(Song.self, Shelf.self)
-        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
-        let results = await runGrouped(pool, [
-            { @Sendable store in try StorePoolListTests.append("appended", to: shelfRow)(store) },
-            { @Sendable store in
-                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
-                store.delete(shelf)
-                return 0
-            },
-        ])
-        for result in results { _ = try result.get() }
+        let (pool, shelfRow, _) = try await Self.appendThen(fixture, "appended") { store, shelf in
+            store.delete(shelf)
+            return 0
+        }
         #expect(try await pool.read { store in try store.fetch(Shelf.self, rowID: shelfRow) == nil })
         try await pool.close()
         try Self.expectVerified(fixture)
@@ -120,19 +113,12 @@ private struct Missing: Error {}
     @Test(arguments: BackendKind.allCases)
     func aKeptListThatGoesBackIntoItsRecordLeavesNoTreeBehind(_ kind: BackendKind) async throws {
         let fixture = try StoreFixture(kind)
-        let pool = try fixture.pool(Song.self, Shelf.self)
-        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
-        let results = await runGrouped(pool, [
-            { @Sendable store in try StorePoolListTests.append("appended", to: shelfRow)(store) },
-            { @Sendable store in
-                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
-                var songs = shelf.songs
-                try songs.loadAll()
-                shelf.songs = StoredList(Array(songs.prefix(10)))
-                return 0
-            },
-        ])
-        for result in results { _ = try result.get() }
+        let (pool, shelfRow, _) = try await Self.appendThen(fixture, "appended") { _, shelf in
+            var songs = shelf.songs
+            try songs.loadAll()
+            shelf.songs = StoredList(Array(songs.prefix(10)))
+            return 0
+        }
         #expect(try await pool.read(StorePoolListTests.titles(shelfRow)) == (0..<10).map { "seed \($0)" })
         try await pool.close()
         try Self.expectVerified(fixture)
@@ -143,21 +129,14 @@ private struct Missing: Error {}
     @Test(arguments: BackendKind.allCases)
     func aKeptListCopiedToAnotherOwnerIsWrittenWholeForIt(_ kind: BackendKind) async throws {
         let fixture = try StoreFixture(kind)
-        let pool = try fixture.pool(Song.self, Shelf.self)
-        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
-        let results = await runGrouped(pool, [
-            { @Sendable store in try StorePoolListTests.append("on the first", to: shelfRow)(store) },
-            { @Sendable store in
-                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
-                let copy = Shelf(); copy.name = "copy"
-                copy.songs = shelf.songs
-                let song = Song(); song.title = "on the copy"; store.insert(song)
-                copy.songs.append(song)
-                store.insert(copy)
-                return copy.rowID
-            },
-        ])
-        let copyRow = try results[1].get()
+        let (pool, shelfRow, copyRow) = try await Self.appendThen(fixture, "on the first") { store, shelf in
+            let copy = Shelf(); copy.name = "copy"
+            copy.songs = shelf.songs
+            let song = Song(); song.title = "on the copy"; store.insert(song)
+            copy.songs.append(song)
+            store.insert(copy)
+            return copy.rowID
+        }
         let seeds = (0..<1_000).map { "seed \($0)" }
         #expect(try await pool.read(StorePoolListTests.titles(shelfRow)) == seeds + ["on the first"])
         #expect(try await pool.read(StorePoolListTests.titles(copyRow)) == seeds + ["on the first", "on the copy"])
@@ -233,6 +212,24 @@ private struct Missing: Error {}
         }
         try await pool.close()
         try Self.expectVerified(fixture)
+    }
+
+    /// A pool over a shelf of 1,000 songs, and one group of two blocks: the first
+    /// appends `title` to the shelf, the second runs `then` on the shelf as the
+    /// first left it. The pool, the shelf's row, and what `then` returned.
+    static func appendThen(_ fixture: StoreFixture, _ title: String,
+                           _ then: @escaping @Sendable (ObjectStore, Shelf) throws -> UInt32) async throws -> (StorePool, UInt32, UInt32) {
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
+        let results = await runGrouped(pool, [
+            { @Sendable store in try StorePoolListTests.append(title, to: shelfRow)(store) },
+            { @Sendable store in
+                guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+                return try then(store, shelf)
+            },
+        ])
+        _ = try results[0].get()
+        return (pool, shelfRow, try results[1].get())
     }
 
     /// `cabinet verify`'s checks of the closed store: every list whole, no root or node orphaned.
