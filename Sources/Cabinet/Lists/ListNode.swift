@@ -231,6 +231,21 @@ final class ListNode {
 
     // MARK: Kept for a later save
 
+    /// A leaf's row IDs as a save writes them: each object added in memory by
+    /// its row ID. Throws for an object never inserted.
+    func resolvedRowIDs(owner: RecordLocation) throws -> [UInt32] {
+        guard let pending else { return rowIDs }
+        var ids = rowIDs
+        for (offset, object) in pending.enumerated() {
+            guard let object else { continue }
+            if object.rowID == 0 {
+                throw CabinetError.referenceToUninsertedObject(owner, targetClass: String(describing: type(of: object)))
+            }
+            ids[offset] = object.rowID
+        }
+        return ids
+    }
+
     /// This node's tree with every object added in memory replaced by its row
     /// ID: what a pool keeps of a block's list until its group's commit writes
     /// it (``PendingLists``), holding no object of the block. Stored nodes, and
@@ -242,16 +257,8 @@ final class ListNode {
         if storage != nil { return self }
         let copy: ListNode
         if isLeaf {
-            guard let pending else { return self }
-            var ids = rowIDs
-            for (offset, object) in pending.enumerated() {
-                guard let object else { continue }
-                if object.rowID == 0 {
-                    throw CabinetError.referenceToUninsertedObject(owner, targetClass: String(describing: type(of: object)))
-                }
-                ids[offset] = object.rowID
-            }
-            copy = ListNode(leaf: ids)
+            guard pending != nil else { return self }
+            copy = ListNode(leaf: try resolvedRowIDs(owner: owner))
         } else {
             var resolvedChildren = children
             var changed = false

@@ -171,16 +171,7 @@ final class ListWriter {
         var rowIDs: [UInt32] = []
         var childIDs: [ListNodeID] = []
         if node.isLeaf {
-            rowIDs = node.rowIDs
-            if let objects = node.pending {
-                for (offset, object) in objects.enumerated() {
-                    guard let object else { continue }
-                    if object.rowID == 0 {
-                        throw CabinetError.referenceToUninsertedObject(owner, targetClass: String(describing: type(of: object)))
-                    }
-                    rowIDs[offset] = object.rowID
-                }
-            }
+            rowIDs = try node.resolvedRowIDs(owner: owner)
         } else {
             childIDs = try node.children.map { child in
                 if let loaded = child.node { return try writeNodes(loaded, scope: scope, kept: kept, owner: owner, to: sink) }
