@@ -20,8 +20,21 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     let directory: String
     let name: String
     let options: TokyoCabinetBackend.Options
-    private var handle: UnsafeMutablePointer<TCBDB>?
+    private(set) var handle: UnsafeMutablePointer<TCBDB>? {
+        didSet { handleChanged() }
+    }
     private var isClosed = false
+    /// The byte order of the open file's numbers when ascending scans read its
+    /// pages in the map (``TokyoCabinetTreeScan``), `nil` when they may not.
+    private var scanByteOrder: Bool?
+    /// A write made outside a transaction: its pages may be in the tree's cache
+    /// only, until a sync, a transaction or a reopen flushes them.
+    private var unflushedWrites = false
+    /// Counts every change of the file or the handle: a scan of the map that sees
+    /// it change under it goes on with Tokyo Cabinet's cursor instead.
+    private var generation = 0
+    /// The inner nodes ascending scans have parsed (``TokyoCabinetTreeNodes``).
+    private let treeNodes = TokyoCabinetTreeNodes()
     /// Set when a commit finished although a write in it failed (see ``OrderedStorageTable/isDamaged``).
     private(set) var isDamaged = false
 
@@ -41,9 +54,38 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             if try TokyoCabinetOrderedTable.removeSpentLog(of: path) { isDamaged = true }
         }
         handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
+        handleChanged()
     }
 
     deinit { close() }
+
+    private func handleChanged() {
+        generation &+= 1
+        unflushedWrites = false
+        scanByteOrder = handle.flatMap(TokyoCabinetOrderedTable.scanByteOrder(of:))
+    }
+
+    /// Whether the map of `bdb` can be scanned here, and its byte order: its hash
+    /// file is one ``TokyoCabinetLookup`` reads, and its keys compare as Tokyo
+    /// Cabinet's default (lexical) order, the one the scan follows.
+    private static func scanByteOrder(of bdb: UnsafeMutablePointer<TCBDB>) -> Bool? {
+        let lexical: TCCMP = tccmplexical
+        guard let hdb = bdb.pointee.hdb, let compare = bdb.pointee.cmp,
+              unsafeBitCast(compare, to: UnsafeRawPointer.self) == unsafeBitCast(lexical, to: UnsafeRawPointer.self) else { return nil }
+        return TokyoCabinetLookup.byteOrder(of: hdb)
+    }
+
+    /// Notes a change of the file made by `bdb`'s last call.
+    private func wrote(_ bdb: UnsafeMutablePointer<TCBDB>) {
+        generation &+= 1
+        if !bdb.pointee.tran { unflushedWrites = true }
+    }
+
+    /// Notes that every changed page is in the file (a begun or committed transaction, a sync).
+    private func flushed() {
+        generation &+= 1
+        unflushedWrites = false
+    }
 
     // MARK: Opening
 
@@ -167,7 +209,9 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     func sync() throws {
         let bdb = try open()
+        defer { generation &+= 1 }
         guard try withHeaderLogged(bdb, { tcbdbsync(bdb) }) else { throw failure("sync") }
+        flushed()
     }
 
     var readingStamp: TokyoCabinetTable.ReadingStamp? { nil }
@@ -221,12 +265,15 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         let stored = withUnsafeBytes(of: empty) { placeholder in
             tcbdbput(bdb, key.baseAddress ?? placeholder.baseAddress, Int32(key.count), value.baseAddress ?? placeholder.baseAddress, Int32(value.count))
         }
+        wrote(bdb)
         guard stored else { throw failure("write") }
     }
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         let bdb = try open()
-        if tcbdbout(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count)) { return true }
+        let removed = tcbdbout(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count))
+        wrote(bdb)
+        if removed { return true }
         if tcbdbecode(bdb) == Int32(TCENOREC) { return false }
         throw failure("delete")
     }
@@ -252,6 +299,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// copy and renames it over the file: whole or not at all).
     func compact() throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "compacting writes the file") }
+        defer { generation &+= 1 }
         guard try optimize(try open()) else {
             let error = failure("compact")
             reopenAfterFailure()
@@ -266,6 +314,35 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     func forEach(from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?, descending: Bool,
                  _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let bdb = try open()
+        guard !descending, let bigEndian = mapScanByteOrder(bdb) else {
+            return try cursorForEach(bdb, from: lower, to: upper, descending: descending, body)
+        }
+        let generation = self.generation
+        var delivered: [UInt8]?
+        let outcome = try TokyoCabinetTreeScan.forEach(bdb, bigEndian: bigEndian, from: lower, to: upper, nodes: treeNodes,
+                                                       generation: generation, delivered: &delivered,
+                                                       isCurrent: { self.generation == generation }, body)
+        guard outcome == .unsettled else { return }
+        // Tokyo Cabinet goes on after the last key delivered (keys are unique: a put replaces).
+        guard let delivered else { return try cursorForEach(try open(), from: lower, to: upper, descending: false, body) }
+        try delivered.withUnsafeBytes { after in
+            try cursorForEach(try open(), from: after, to: upper, descending: false) { key, value in
+                key.elementsEqual(after) ? true : try body(key, value)
+            }
+        }
+    }
+
+    /// The byte order of `bdb`'s map when an ascending scan reads it
+    /// (``TokyoCabinetTreeScan``): not in a transaction, nor after a write
+    /// outside one that no sync has flushed yet.
+    func mapScanByteOrder(_ bdb: UnsafeMutablePointer<TCBDB>) -> Bool? {
+        unflushedWrites || bdb.pointee.tran ? nil : scanByteOrder
+    }
+
+    /// A scan by Tokyo Cabinet's cursor: descending ones, and those the map
+    /// cannot serve (``TokyoCabinetTreeScan``).
+    func cursorForEach(_ bdb: UnsafeMutablePointer<TCBDB>, from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?,
+                               descending: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let cursor = tcbdbcurnew(bdb) else { throw failure("scan") }
         defer { tcbdbcurdel(cursor) }
         // Each record copied out under the tree's lock (tcbdbcurrec): the page
@@ -311,16 +388,20 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             TokyoCabinetOrderedTable.dropHeaderLog(of: bdb)
             throw error
         }
+        defer { generation &+= 1 }
         guard tcbdbtranbegin(bdb) else {
             let error = failure("begin transaction")
             reopenAfterFailure()
             throw error
         }
+        flushed()   // tcbdbtranbegin writes the cache's changed pages first
     }
 
     func commitTransaction() throws {
         let bdb = try open()
         let committed = tcbdbtrancommit(bdb)
+        defer { generation &+= 1 }
+        if committed { flushed() }
         if committed && isFatal {
             // Tokyo Cabinet went on after a failed write and committed without it
             // (it ignores some failures): no log is left to take it back.
@@ -343,6 +424,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         let bdb = try open()
         let writeFailed = isFatal
         let aborted = tcbdbtranabort(bdb)
+        defer { generation &+= 1 }
         let error = aborted ? nil : failure("abort transaction")
         // Tokyo Cabinet voids the transaction and keeps its log (the header): spent, emptied for readers.
         if aborted && !isFatal { TokyoCabinetOrderedTable.dropHeaderLog(of: bdb) }
