@@ -177,7 +177,7 @@ import Testing
         backend.close()
         let original = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/T.index"))
         var random = SeededRandom(6)
-        var scanned = 0
+        var scanned = 0, compared = 0
         for round in 0..<60 {
             let copy = try TemporaryDirectory()
             var damaged = original
@@ -193,16 +193,18 @@ import Testing
             defer { opened.close() }
             for _ in 0..<20 {
                 let lower = keys[Int(random.next() % UInt64(keys.count))]
-                let (found, _) = try mapRecords(table, lower, nil, limit: 50)
+                let (found, outcome) = try mapRecords(table, lower, nil, limit: 50)
                 _ = found.reduce(0) { $0 &+ $1.count }   // every byte handed out was readable
-                // Whatever the map could not settle, the cursor answers (or throws) as Tokyo Cabinet does.
+                // Whatever the map could not settle, the cursor answers (or throws) as Tokyo Cabinet does;
+                // what it settled, even in a damaged leaf, is what Tokyo Cabinet's cursor gives.
                 if let expected = try? cursorRecords(table, lower, nil), let combined = try? tableRecords(table, lower, nil) {
                     #expect(combined == expected)
+                    if outcome == .finished { compared += 1 }
                 }
                 scanned += 1
             }
         }
-        #expect(scanned > 0)
+        #expect(scanned > 0 && compared > 0)
     }
 
     @Test func pageKeysAreTokyoCabinetsHexadecimalIDs() {

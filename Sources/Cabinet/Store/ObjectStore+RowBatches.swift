@@ -27,6 +27,8 @@ extension ObjectStore {
         if !keys.isEmpty {
             try entry.table.withValues(forRows: keys) { index, value in
                 guard let value else { return }
+                // Room for the rest of the batch at this record's size: one allocation, not a doubling per few records.
+                if bytes.isEmpty { bytes.reserveCapacity(value.count * (keys.count - index) + 64) }
                 spans[index] = bytes.count..<(bytes.count + value.count)
                 bytes.append(contentsOf: value)
             }
@@ -136,8 +138,11 @@ struct RowBatch {
     var isFull: Bool { rows.count >= size }
 
     mutating func append(_ row: UInt32, key: UnsafeRawBufferPointer?) {
+        if rows.isEmpty && rows.capacity < size { rows.reserveCapacity(size) }
         rows.append(row)
         if let key {
+            // Room for the batch's keys at once: growing by doubling cost a query of ten a few allocations.
+            if keyBytes.isEmpty && keyBytes.capacity < size * key.count { keyBytes.reserveCapacity(size * key.count) }
             keyBytes.append(contentsOf: key)
             keyEnds.append(keyBytes.count)
         }

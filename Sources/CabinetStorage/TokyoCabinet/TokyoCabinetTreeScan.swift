@@ -62,8 +62,6 @@ enum TokyoCabinetTreeScan {
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) rethrows -> Outcome {
         guard let hdb = bdb.pointee.hdb,
               let start = leaf(of: lower, in: bdb, hdb: hdb, bigEndian: bigEndian, nodes: nodes, generation: generation) else { return .unsettled }
-        // Keys below `lower` are only at the start of the first leaf.
-        var below = lower
         var entries: [Entry] = []
         entries.reserveCapacity(Int(min(bdb.pointee.lmemb, 1024)) + 1)
         var leafID = start
@@ -75,14 +73,15 @@ enum TokyoCabinetTreeScan {
             guard let page = record(leafKey(leafID), hdb: hdb, bigEndian: bigEndian),
                   let next = parseLeaf(page, into: &entries) else { return .unsettled }
             let base = page.baseAddress!
-            for entry in entries {
+            // Where the cursor lands in the first leaf; the following leaves are read whole.
+            let first = leafID == start ? lower.map { startIndex(of: $0, in: entries, page: page) } ?? 0 : 0
+            for entry in entries[min(first, entries.count)...] {
                 let key = UnsafeRawBufferPointer(start: base + entry.key, count: entry.keySize)
-                if let lower = below {
-                    if orderedKeyPrecedes(key, lower) { continue }
-                    below = nil
-                }
                 if let upper, !orderedKeyPrecedes(key, upper) { return .finished }
-                if delivered == nil { delivered = [] }
+                if delivered == nil {
+                    delivered = []
+                    delivered!.reserveCapacity(max(key.count, 64))
+                }
                 delivered!.removeAll(keepingCapacity: true)
                 delivered!.append(contentsOf: key)
                 let value = UnsafeRawBufferPointer(start: base + entry.value, count: entry.valueSize)
@@ -116,7 +115,7 @@ enum TokyoCabinetTreeScan {
 
     /// Fills `entries` with a leaf page's records and returns the ID of the next
     /// leaf (0: the last); `nil` if the page does not parse whole, as
-    /// `tcbdbleafload` requires, has a key with duplicates, or keys out of order.
+    /// `tcbdbleafload` requires, or has a key with duplicates.
     static func parseLeaf(_ page: UnsafeRawBufferPointer, into entries: inout [Entry]) -> UInt64? {
         entries.removeAll(keepingCapacity: true)
         var cursor = 0
@@ -126,13 +125,43 @@ enum TokyoCabinetTreeScan {
                   let duplicates = number(page, &cursor), duplicates == 0,
                   keySize <= UInt64(page.count - cursor), valueSize <= UInt64(page.count - cursor) - keySize else { return nil }
             let key = cursor, value = cursor + Int(keySize)
-            // Keys out of order are damage: Tokyo Cabinet's binary search, not this walk, says what it finds there.
-            if let last = entries.last, !orderedKeyPrecedes(UnsafeRawBufferPointer(rebasing: page[last.key..<last.key + last.keySize]),
-                                                            UnsafeRawBufferPointer(rebasing: page[key..<value])) { return nil }
             cursor = value + Int(valueSize)
             entries.append(Entry(key: key, keySize: Int(keySize), value: value, valueSize: Int(valueSize)))
         }
         return cursor == page.count && next < nodeIDBase ? next : nil
+    }
+
+    /// Where Tokyo Cabinet's cursor lands in a leaf when it jumps to `key`
+    /// (`tcbdbcurjumpimpl`, forward): its binary search of the records
+    /// (`tcbdbsearchrec`), step for step, so that even a leaf whose keys a damaged
+    /// file put out of order starts where Tokyo Cabinet's scan would. In a sound
+    /// leaf, the first record not below `key`. `entries.count` means the next leaf.
+    static func startIndex(of key: UnsafeRawBufferPointer, in entries: [Entry], page: UnsafeRawBufferPointer) -> Int {
+        let count = entries.count
+        guard count > 0 else { return 0 }
+        func order(_ index: Int) -> Int {
+            let entry = entries[index]
+            return orderedKeyCompare(key, UnsafeRawBufferPointer(rebasing: page[entry.key..<entry.key + entry.keySize]))
+        }
+        var left = 0, right = count, index = (left + right) / 2
+        while right >= left && index < count {
+            let found = order(index)
+            if found == 0 { return index }
+            if found < 0 { right = index - 1 } else { left = index + 1 }
+            index = (left + right) / 2   // truncated toward zero, as C's
+        }
+        if index > 0 && index >= count { index = count - 1 }
+        return order(index) < 0 ? index : index + 1
+    }
+
+    /// Tokyo Cabinet's lexical order (`TCCMPLEXICAL`): bytes, then length.
+    static func orderedKeyCompare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+            let order = memcmp(left, right, common)
+            if order != 0 { return order < 0 ? -1 : 1 }
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     /// The value of `key` in `hdb`, read in the map; `nil` for anything else.
