@@ -157,6 +157,10 @@ import Testing
             #expect(error != nil, "\(type.storedName)")
         }
         #expect(TableName.problem(with: "Song") == nil && TableName.problem(with: "My.tmp.file") == nil)
+        for name in [".cabinet-lock", "a/b", "/Song", "Song\0", "So\nng", "", String(repeating: "x", count: 256)] {
+            #expect(TableName.problem(with: name) != nil, "\(name.debugDescription)")
+        }
+        #expect(TableName.problem(with: "Song.v2") == nil && TableName.problem(with: "Söng") == nil && TableName.problem(with: "a.b.c") == nil)
     }
 
     @Test func removingTheLockFileLetsNoSecondWriterIn() throws {

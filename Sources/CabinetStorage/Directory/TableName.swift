@@ -10,7 +10,10 @@ package enum TableName {
         if name.isEmpty || name.utf8.count > 255 {
             return "a table's name must be 1 to 255 bytes"
         }
-        if name.hasPrefix(".") || name.contains("/") || name.contains("\0") || name.contains("\n") {
+        // Bytes, not `String.contains(_:)`: Foundation's substring search cost a
+        // journal replay 17,000 instructions a table name: 51,000 of a one-block
+        // commit's 395,000 (poolbench pool-list-append, one caller).
+        if name.utf8.first == UInt8(ascii: ".") || name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 || $0 == UInt8(ascii: "\n") }) {
             return "'\(name)' may not start with '.' or contain '/' or a newline (it would name a file outside the store, or one of Cabinet's own)"
         }
         if name.hasSuffix(".wal") {
