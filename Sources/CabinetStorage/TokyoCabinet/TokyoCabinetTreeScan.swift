@@ -62,8 +62,10 @@ enum TokyoCabinetTreeScan {
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) rethrows -> Outcome {
         guard let hdb = bdb.pointee.hdb,
               let start = leaf(of: lower, in: bdb, hdb: hdb, bigEndian: bigEndian, nodes: nodes, generation: generation) else { return .unsettled }
-        var entries: [Entry] = []
-        entries.reserveCapacity(Int(min(bdb.pointee.lmemb, 1024)) + 1)
+        // Room for a leaf's records, allocated once a scan (a leaf holds at most
+        // `lmemb` records, a few more while Tokyo Cabinet splits it; a bigger one is left to it).
+        let scratch = UnsafeMutableBufferPointer<Entry>.allocate(capacity: Int(min(max(bdb.pointee.lmemb, 64), 4_096)) * 2)
+        defer { scratch.deallocate() }
         var leafID = start
         // A damaged file could link leaves in a circle: at most as many steps as the tree has leaves.
         var steps = bdb.pointee.lnum
@@ -71,7 +73,8 @@ enum TokyoCabinetTreeScan {
             guard steps > 0 else { return .unsettled }
             steps -= 1
             guard let page = record(leafKey(leafID), hdb: hdb, bigEndian: bigEndian),
-                  let next = parseLeaf(page, into: &entries) else { return .unsettled }
+                  let (next, count) = parseLeaf(page, into: scratch) else { return .unsettled }
+            let entries = UnsafeBufferPointer(rebasing: scratch[0..<count])
             let base = page.baseAddress!
             // Where the cursor lands in the first leaf; the following leaves are read whole.
             let first = leafID == start ? lower.map { startIndex(of: $0, in: entries, page: page) } ?? 0 : 0
@@ -114,21 +117,35 @@ enum TokyoCabinetTreeScan {
     }
 
     /// Fills `entries` with a leaf page's records and returns the ID of the next
-    /// leaf (0: the last); `nil` if the page does not parse whole, as
-    /// `tcbdbleafload` requires, or has a key with duplicates.
-    static func parseLeaf(_ page: UnsafeRawBufferPointer, into entries: inout [Entry]) -> UInt64? {
-        entries.removeAll(keepingCapacity: true)
+    /// leaf (0: the last) and the number of records; `nil` if the page does not
+    /// parse whole, as `tcbdbleafload` requires, has a key with duplicates, or
+    /// more records than `entries` holds.
+    static func parseLeaf(_ page: UnsafeRawBufferPointer, into entries: UnsafeMutableBufferPointer<Entry>) -> (next: UInt64, count: Int)? {
+        var count = 0
         var cursor = 0
         guard number(page, &cursor) != nil, let next = number(page, &cursor) else { return nil }
-        while page.count - cursor >= 3 {
-            guard let keySize = number(page, &cursor), let valueSize = number(page, &cursor),
-                  let duplicates = number(page, &cursor), duplicates == 0,
-                  keySize <= UInt64(page.count - cursor), valueSize <= UInt64(page.count - cursor) - keySize else { return nil }
+        let end = page.count
+        while end - cursor >= 3 {
+            let keySize: UInt64, valueSize: UInt64
+            // An index record's sizes fit in a byte each and it has no extra values:
+            // its three numbers are three bytes, read at once.
+            if page[cursor] < 0x80 && page[cursor + 1] < 0x80 && page[cursor + 2] == 0 {
+                keySize = UInt64(page[cursor])
+                valueSize = UInt64(page[cursor + 1])
+                cursor += 3
+            } else {
+                guard let longKey = number(page, &cursor), let longValue = number(page, &cursor),
+                      let duplicates = number(page, &cursor), duplicates == 0 else { return nil }
+                keySize = longKey
+                valueSize = longValue
+            }
+            guard keySize <= UInt64(end - cursor), valueSize <= UInt64(end - cursor) - keySize, count < entries.count else { return nil }
             let key = cursor, value = cursor + Int(keySize)
             cursor = value + Int(valueSize)
-            entries.append(Entry(key: key, keySize: Int(keySize), value: value, valueSize: Int(valueSize)))
+            entries[count] = Entry(key: key, keySize: Int(keySize), value: value, valueSize: Int(valueSize))
+            count += 1
         }
-        return cursor == page.count && next < nodeIDBase ? next : nil
+        return cursor == page.count && next < nodeIDBase ? (next, count) : nil
     }
 
     /// Where Tokyo Cabinet's cursor lands in a leaf when it jumps to `key`
@@ -136,7 +153,7 @@ enum TokyoCabinetTreeScan {
     /// (`tcbdbsearchrec`), step for step, so that even a leaf whose keys a damaged
     /// file put out of order starts where Tokyo Cabinet's scan would. In a sound
     /// leaf, the first record not below `key`. `entries.count` means the next leaf.
-    static func startIndex(of key: UnsafeRawBufferPointer, in entries: [Entry], page: UnsafeRawBufferPointer) -> Int {
+    static func startIndex(of key: UnsafeRawBufferPointer, in entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer) -> Int {
         let count = entries.count
         guard count > 0 else { return 0 }
         func order(_ index: Int) -> Int {
