@@ -171,6 +171,66 @@ import Testing
         #expect(seen.contains([9]), "the record written during the scan, read by the cursor that took over")
     }
 
+    /// Random ranges through the table itself (its own node cache), against the cursor.
+    private func expectTableMatchesCursor(_ table: TokyoCabinetOrderedTable, _ keys: [[UInt8]], rounds: Int, seed: UInt64) throws {
+        var random = SeededRandom(seed)
+        for _ in 0..<rounds {
+            let lower = keys[Int(random.next() % UInt64(keys.count))]
+            let upper = keys[Int(random.next() % UInt64(keys.count))] + [0xFF]
+            #expect(try tableRecords(table, lower, upper) == cursorRecords(table, lower, upper))
+        }
+    }
+
+    @Test func theTablesNodeCacheFollowsADeepTreeThroughCompactionAndReplacement() throws {
+        let directory = try TemporaryDirectory()
+        let (backend, table, keys) = try filled(directory, count: 160_000, seed: 11)
+        defer { backend.close() }
+        let bdb = try #require(table.handle)
+        #expect(bdb.pointee.nnum > 1, "inner nodes below the root: the walk takes several levels")
+        try expectTableMatchesCursor(table, keys, rounds: 100, seed: 1)   // fills the node cache
+        // The compaction writes a new file and maps it: nodes parsed in the old map must not be read.
+        try table.compact()
+        try expectTableMatchesCursor(table, keys, rounds: 100, seed: 2)
+        // A new empty file renamed over the table, then other records: none of the old nodes applies.
+        try table.removeAll()
+        try table.beginTransaction()
+        for key in keys.prefix(30_000) {
+            try (key + [1]).withUnsafeBytes { k in try ([2] as [UInt8]).withUnsafeBytes { try table.setValue($0, forKey: k) } }
+        }
+        try table.commitTransaction()
+        try expectTableMatchesCursor(table, keys.prefix(30_000).map { $0 + [1] }, rounds: 100, seed: 3)
+    }
+
+    @Test func removesOutsideATransactionAreSeenBeforeAnySync() throws {
+        let directory = try TemporaryDirectory()
+        let (backend, table, keys) = try filled(directory, count: 20_000)
+        defer { backend.close() }
+        let sorted = keys.sorted { $0.lexicographicallyPrecedes($1) }
+        var removed = 0
+        for key in sorted[2_000..<9_000] where try key.withUnsafeBytes({ try table.removeValue(forKey: $0) }) { removed += 1 }
+        #expect(removed > 0)
+        #expect(try tableRecords(table, nil, nil) == cursorRecords(table, nil, nil))
+        // A remove that finds nothing changes nothing: the map is still read.
+        try table.sync()
+        _ = try ([9, 9, 9] as [UInt8]).withUnsafeBytes { try table.removeValue(forKey: $0) }
+        #expect(table.mapScanByteOrder(try #require(table.handle)) != nil)
+    }
+
+    @Test func aReaderRefusesATreeFileCutShort() throws {
+        let directory = try TemporaryDirectory()
+        let (backend, _, _) = try filled(directory, count: 6_000)
+        backend.close()
+        let path = directory.path + "/T.index"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(truncate(path, off_t(size * 6 / 10)) == 0)
+        var reading = TokyoCabinetBackend.Options()
+        reading.readOnly = true
+        let opened = try TokyoCabinetBackend(directory: directory.path, options: reading)
+        defer { opened.close() }
+        // Mapped past its end, the first read would be a bus error: the open says what is wrong instead.
+        #expect(throws: CabinetError.self) { _ = try opened.openOrderedTable(named: "T.index") }
+    }
+
     @Test func damagedFilesAreLeftToTokyoCabinetWithoutReadingOutOfBounds() throws {
         let directory = try TemporaryDirectory()
         let (backend, _, keys) = try filled(directory, count: 6_000, seed: 5)

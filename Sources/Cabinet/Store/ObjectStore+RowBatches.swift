@@ -27,8 +27,10 @@ extension ObjectStore {
         if !keys.isEmpty {
             try entry.table.withValues(forRows: keys) { index, value in
                 guard let value else { return }
-                // Room for the rest of the batch at this record's size: one allocation, not a doubling per few records.
-                if bytes.isEmpty { bytes.reserveCapacity(value.count * (keys.count - index) + 64) }
+                // Room for the rest of the batch at this record's size (at most 1 MiB
+                // more: a big first record says nothing of the others): one allocation,
+                // not a doubling every few records.
+                if bytes.isEmpty { bytes.reserveCapacity(value.count + min(value.count * (keys.count - index - 1), 1 << 20) + 64) }
                 spans[index] = bytes.count..<(bytes.count + value.count)
                 bytes.append(contentsOf: value)
             }

@@ -127,6 +127,14 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             tcbdbdel(bdb)
             throw TokyoCabinetTable.openError(path: path, code: code)
         }
+        // A reader opens without Tokyo Cabinet's lock, and so without its checks of
+        // the header: a file cut short would be mapped past its end.
+        if mode & Int32(BDBONOLCK) != 0, let hdb = bdb.pointee.hdb,
+           !TokyoCabinetTable.unlockedHeaderIsValid(hdb, type: Int(TCDBTBTREE)) {
+            _ = tcbdbclose(bdb)
+            tcbdbdel(bdb)
+            throw TokyoCabinetTable.openError(path: path, code: Int32(TCEMETA))
+        }
         return bdb
     }
 
@@ -265,16 +273,18 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         let stored = withUnsafeBytes(of: empty) { placeholder in
             tcbdbput(bdb, key.baseAddress ?? placeholder.baseAddress, Int32(key.count), value.baseAddress ?? placeholder.baseAddress, Int32(value.count))
         }
-        wrote(bdb)
+        wrote(bdb)   // a failed put too: it may have changed pages in the cache
         guard stored else { throw failure("write") }
     }
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         let bdb = try open()
-        let removed = tcbdbout(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count))
+        if tcbdbout(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count)) {
+            wrote(bdb)
+            return true
+        }
+        if tcbdbecode(bdb) == Int32(TCENOREC) { return false }   // nothing there, nothing changed
         wrote(bdb)
-        if removed { return true }
-        if tcbdbecode(bdb) == Int32(TCENOREC) { return false }
         throw failure("delete")
     }
 
@@ -305,6 +315,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             reopenAfterFailure()
             throw error
         }
+        flushed()   // the optimize wrote every page into the new file it reopened
     }
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {

@@ -90,6 +90,16 @@ extension TokyoCabinetTable {
     /// the bucket array and the end, and a file as long as the header says.
     /// Closes `hdb` and throws ``CabinetError/notADatabase(_:reason:)`` if one fails.
     static func checkUnlockedOpen(_ hdb: UnsafeMutablePointer<TCHDB>, path: String) throws {
+        guard !unlockedHeaderIsValid(hdb, type: Int(TCDBTHASH)) else { return }
+        closeHandle(hdb, path: path)
+        throw openError(path: path, code: Int32(TCEMETA))
+    }
+
+    /// Whether the header of `hdb`, opened without Tokyo Cabinet's lock, passes the
+    /// checks Tokyo Cabinet skips then, for a database of `type` (a hash file, or
+    /// the one under a B+ tree): without them a file cut short is mapped past its
+    /// end, and the first read there is a bus error.
+    static func unlockedHeaderIsValid(_ hdb: UnsafeMutablePointer<TCHDB>, type: Int) -> Bool {
         let header = hdb.pointee
         let bucketSize: UInt64 = header.opts & UInt8(HDBTLARGE) != 0 ? 8 : 4
         let (buckets, overflow) = header.bnum.multipliedReportingOverflow(by: bucketSize)
@@ -97,12 +107,10 @@ extension TokyoCabinetTable {
         let magic = TokyoCabinetDirectory.magic.dropLast()   // without its newline, as Tokyo Cabinet compares it
         let valid = !overflow && buckets < UInt64.max / 2 && header.map != nil
             && magic.elementsEqual(UnsafeRawBufferPointer(start: header.map, count: magic.count))
-            && Int(header.type) == Int(TCDBTHASH)
+            && Int(header.type) == type
             && header.frec >= UInt64(TokyoCabinetDirectory.headerSize) + buckets + 64 && header.frec <= header.fsiz
             && fstat(header.fd, &status) == 0 && UInt64(status.st_size) >= header.fsiz
-        guard !valid else { return }
-        closeHandle(hdb, path: path)
-        throw openError(path: path, code: Int32(TCEMETA))
+        return valid
     }
 }
 
