@@ -10,6 +10,8 @@ import Testing
 /// of bounds.
 @Suite struct TokyoCabinetTreeScanTests {
     typealias Record = [UInt8]
+    /// Set by `make asan` and `make tsan`.
+    static let sanitized = ProcessInfo.processInfo.environment["CABINET_SANITIZED"] != nil
 
     /// A tree of random keys over several levels, a third of them removed again
     /// (emptied leaves cut out of the tree).
@@ -257,14 +259,17 @@ import Testing
                 _ = found.reduce(0) { $0 &+ $1.count }   // every byte handed out was readable
                 // Whatever the map could not settle, the cursor answers (or throws) as Tokyo Cabinet does;
                 // what it settled, even in a damaged leaf, is what Tokyo Cabinet's cursor gives.
-                if let expected = try? cursorRecords(table, lower, nil), let combined = try? tableRecords(table, lower, nil) {
+                // Not under the sanitizers: Tokyo Cabinet leaks a leaf it cannot parse
+                // (`tcbdbleafload` returns without freeing its records), which
+                // LeakSanitizer reports; the map scan above is what they check here.
+                if !Self.sanitized, let expected = try? cursorRecords(table, lower, nil), let combined = try? tableRecords(table, lower, nil) {
                     #expect(combined == expected)
                     if outcome == .finished { compared += 1 }
                 }
                 scanned += 1
             }
         }
-        #expect(scanned > 0 && compared > 0)
+        #expect(scanned > 0 && (compared > 0 || Self.sanitized))
     }
 
     @Test func pageKeysAreTokyoCabinetsHexadecimalIDs() {
