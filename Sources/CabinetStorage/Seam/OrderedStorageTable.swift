@@ -44,10 +44,16 @@ public protocol OrderedStorageTable: StorageTable {
 
 /// The order of an ordered table's keys: bytes compared unsigned, then the shorter first.
 package func orderedKeyPrecedes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    orderedKeyCompare(a, b) < 0
+}
+
+/// The same order, three ways (Tokyo Cabinet's `TCCMPLEXICAL`): -1, 0 or 1.
+@inline(__always)
+package func orderedKeyCompare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let common = min(a.count, b.count)
     if common > 0, let left = a.baseAddress, let right = b.baseAddress {
         let order = memcmp(left, right, common)
-        if order != 0 { return order < 0 }
+        if order != 0 { return order < 0 ? -1 : 1 }
     }
-    return a.count < b.count
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }

@@ -81,9 +81,9 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         if !bdb.pointee.tran { unflushedWrites = true }
     }
 
-    /// Notes that every changed page is in the file (a begun or committed transaction, a sync).
+    /// Notes that every changed page is in the file (a begun or committed
+    /// transaction, a sync, a compaction); each caller also starts a new generation.
     private func flushed() {
-        generation &+= 1
         unflushedWrites = false
     }
 

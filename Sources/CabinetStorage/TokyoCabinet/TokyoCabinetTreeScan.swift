@@ -43,12 +43,12 @@ enum TokyoCabinetTreeScan {
         case unsettled
     }
 
-    /// One record of a leaf, by its place in the map.
+    /// One record of a leaf, by its place in the page: its key, then its value.
     struct Entry {
         var key: Int
         var keySize: Int
-        var value: Int
         var valueSize: Int
+        var value: Int { key + keySize }
     }
 
     /// Scans `bdb` from `lower` (inclusive) to `upper` (exclusive) in ascending
@@ -142,7 +142,7 @@ enum TokyoCabinetTreeScan {
             guard keySize <= UInt64(end - cursor), valueSize <= UInt64(end - cursor) - keySize, count < entries.count else { return nil }
             let key = cursor, value = cursor + Int(keySize)
             cursor = value + Int(valueSize)
-            entries[count] = Entry(key: key, keySize: Int(keySize), value: value, valueSize: Int(valueSize))
+            entries[count] = Entry(key: key, keySize: Int(keySize), valueSize: Int(valueSize))
             count += 1
         }
         return cursor == page.count && next < nodeIDBase ? (next, count) : nil
@@ -169,16 +169,6 @@ enum TokyoCabinetTreeScan {
         }
         if index > 0 && index >= count { index = count - 1 }
         return order(index) < 0 ? index : index + 1
-    }
-
-    /// Tokyo Cabinet's lexical order (`TCCMPLEXICAL`): bytes, then length.
-    static func orderedKeyCompare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let common = min(a.count, b.count)
-        if common > 0, let left = a.baseAddress, let right = b.baseAddress {
-            let order = memcmp(left, right, common)
-            if order != 0 { return order < 0 ? -1 : 1 }
-        }
-        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     /// The value of `key` in `hdb`, read in the map; `nil` for anything else.
