@@ -59,14 +59,14 @@ final class ClassEntry {
         RecordLocation(file: table.path, className: name, rowID: rowID)
     }
 
-    /// Row IDs up to here index the uniquing array; beyond, a dictionary holds them.
-    /// The last row ID comes from disk, so it only counts as far as the file's
-    /// record count backs it: a damaged metadata row cannot make the array huge.
+    /// Row IDs up to here go in the uniquing table's directory; beyond, a dictionary
+    /// holds them. The last row ID comes from disk, so it only counts as far as the
+    /// file's record count backs it: a damaged metadata row cannot make the directory huge.
     @exclusivity(unchecked) private(set) var denseLimit: UInt32 = 0
     /// Set for a pool's contexts, which live for one block and mostly touch a few
     /// rows: their live instances go to the dictionary (the limit stays 0), so a
     /// block that fetches row 1,000,000 neither allocates nor, at its close, walks
-    /// an array of a million entries. A scan, which touches every row, turns the array on.
+    /// a directory for a million rows. A scan, which touches every row, turns the directory on.
     private var denseOnlyForScans: Bool
 
     /// Before a scan of the whole class: rows may index the array from here on.

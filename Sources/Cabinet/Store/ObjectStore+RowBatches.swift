@@ -32,7 +32,7 @@ extension ObjectStore {
                 // not a doubling every few records.
                 if bytes.isEmpty { bytes.reserveCapacity(value.count + min(value.count * (keys.count - index - 1), 1 << 20) + 64) }
                 spans[index] = bytes.count..<(bytes.count + value.count)
-                bytes.append(contentsOf: value)
+                bytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))   // a typed buffer: one memcpy
             }
         }
         let saves = entry.savesFinished
