@@ -12,48 +12,60 @@ extension ObjectStore {
     /// saved this class (a row deleted and saved is gone) the rest of the batch is
     /// read afresh, row by row. Call inside `readingCommittedState`.
     func loadedObjects(_ entry: ClassEntry, rows: [UInt32], _ body: (UInt32, StoredObject?) throws -> Bool) throws -> Bool {
-        // For each row, the number of its key among those read (-1: none read, it has a live object).
-        var keyOfRow = [Int](repeating: -1, count: rows.count)
-        var keys: [UInt32] = []
-        keys.reserveCapacity(rows.count)
-        for (position, row) in rows.enumerated() {
-            if let live = entry.live.object(at: row), !readsRecord(of: live) { continue }
-            keyOfRow[position] = keys.count
-            keys.append(row)
-        }
-        // The records read, one after another in `bytes`; `nil`: no record.
-        var bytes: [UInt8] = []
-        var spans = [Range<Int>?](repeating: nil, count: keys.count)
-        if !keys.isEmpty {
-            try entry.table.withValues(forRows: keys) { index, value in
-                guard let value else { return }
-                // Room for the rest of the batch at this record's size (at most 1 MiB
-                // more: a big first record says nothing of the others): one allocation,
-                // not a doubling every few records.
-                if bytes.isEmpty { bytes.reserveCapacity(value.count + min(value.count * (keys.count - index - 1), 1 << 20) + 64) }
-                spans[index] = bytes.count..<(bytes.count + value.count)
-                bytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))   // a typed buffer: one memcpy
+        // The batch's bookkeeping in one block of Ints, on the stack for a query's
+        // usual few rows (arrays of optionals cost a metadata lookup each): for each
+        // row the number of its key among those read (-1: none read, it has a live
+        // object); then for each key where its record starts and ends in `bytes`
+        // (-1: no record).
+        try withUnsafeTemporaryAllocation(of: Int.self, capacity: rows.count * 3) { table in
+            let keyOfRow = UnsafeMutableBufferPointer(rebasing: table[0..<rows.count])
+            let spans = UnsafeMutableBufferPointer(rebasing: table[rows.count...])
+            var keys: [UInt32] = []
+            keys.reserveCapacity(rows.count)
+            for (position, row) in rows.enumerated() {
+                if let live = entry.live.object(at: row), !readsRecord(of: live) {
+                    keyOfRow[position] = -1
+                    continue
+                }
+                keyOfRow[position] = keys.count
+                spans[2 * keys.count] = -1
+                keys.append(row)
             }
-        }
-        let saves = entry.savesFinished
-        var buffer = takeReadBuffer()   // a nested read in `body` gets a buffer of its own
-        defer { readBuffer = buffer }
-        for (position, row) in rows.enumerated() {
-            let key = keyOfRow[position]
-            let object: StoredObject?
-            if key < 0 || entry.savesFinished != saves {
-                object = try loadedObject(entry, rowID: row)
-            } else {
-                object = try loadedObject(entry, rowID: row) { object in
-                    guard let span = spans[key] else { return false }
-                    bytes.withUnsafeBytes { buffer.load(UnsafeRawBufferPointer(rebasing: $0[span])) }
-                    try decode(&buffer, into: object, entry: entry)
-                    return true
+            // The records read, one after another.
+            var bytes: [UInt8] = []
+            if !keys.isEmpty {
+                try entry.table.withValues(forRows: keys) { index, value in
+                    guard let value else { return }
+                    // Room for the rest of the batch at this record's size (at most 1 MiB
+                    // more: a big first record says nothing of the others): one allocation,
+                    // not a doubling every few records.
+                    if bytes.isEmpty { bytes.reserveCapacity(value.count + min(value.count * (keys.count - index - 1), 1 << 20) + 64) }
+                    spans[2 * index] = bytes.count
+                    spans[2 * index + 1] = bytes.count + value.count
+                    bytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))   // a typed buffer: one memcpy
                 }
             }
-            if try !body(row, object) { return false }
+            let saves = entry.savesFinished
+            var buffer = takeReadBuffer()   // a nested read in `body` gets a buffer of its own
+            defer { readBuffer = buffer }
+            for (position, row) in rows.enumerated() {
+                let key = keyOfRow[position]
+                let object: StoredObject?
+                if key < 0 || entry.savesFinished != saves {
+                    object = try loadedObject(entry, rowID: row)
+                } else {
+                    object = try loadedObject(entry, rowID: row) { object in
+                        let start = spans[2 * key]
+                        guard start >= 0 else { return false }
+                        bytes.withUnsafeBytes { buffer.load(UnsafeRawBufferPointer(rebasing: $0[start..<spans[2 * key + 1]])) }
+                        try decode(&buffer, into: object, entry: entry)
+                        return true
+                    }
+                }
+                if try !body(row, object) { return false }
+            }
+            return true
         }
-        return true
     }
 }
 

@@ -121,31 +121,36 @@ enum TokyoCabinetTreeScan {
     /// parse whole, as `tcbdbleafload` requires, has a key with duplicates, or
     /// more records than `entries` holds.
     static func parseLeaf(_ page: UnsafeRawBufferPointer, into entries: UnsafeMutableBufferPointer<Entry>) -> (next: UInt64, count: Int)? {
-        var count = 0
         var cursor = 0
-        guard number(page, &cursor) != nil, let next = number(page, &cursor) else { return nil }
-        let end = page.count
+        guard number(page, &cursor) != nil, let next = number(page, &cursor),
+              let base = page.baseAddress, let out = entries.baseAddress else { return nil }
+        var count = 0
+        let end = page.count, capacity = entries.count
         while end - cursor >= 3 {
-            let keySize: UInt64, valueSize: UInt64
+            let keySize: Int, valueSize: Int
             // An index record's sizes fit in a byte each and it has no extra values:
-            // its three numbers are three bytes, read at once.
-            if page[cursor] < 0x80 && page[cursor + 1] < 0x80 && page[cursor + 2] == 0 {
-                keySize = UInt64(page[cursor])
-                valueSize = UInt64(page[cursor + 1])
+            // its three numbers are three bytes, tested with one load where four fit.
+            let head = end - cursor >= 4 ? UInt32(littleEndian: base.loadUnaligned(fromByteOffset: cursor, as: UInt32.self))
+                                         : UInt32(base.load(fromByteOffset: cursor, as: UInt8.self))
+                                           | UInt32(base.load(fromByteOffset: cursor + 1, as: UInt8.self)) << 8
+                                           | UInt32(base.load(fromByteOffset: cursor + 2, as: UInt8.self)) << 16
+            if head & 0x00FF_8080 == 0 {
+                keySize = Int(head & 0x7F)
+                valueSize = Int(head >> 8 & 0x7F)
                 cursor += 3
             } else {
                 guard let longKey = number(page, &cursor), let longValue = number(page, &cursor),
-                      let duplicates = number(page, &cursor), duplicates == 0 else { return nil }
-                keySize = longKey
-                valueSize = longValue
+                      let duplicates = number(page, &cursor), duplicates == 0,
+                      longKey <= UInt64(end - cursor), longValue <= UInt64(end - cursor) else { return nil }
+                keySize = Int(longKey)
+                valueSize = Int(longValue)
             }
-            guard keySize <= UInt64(end - cursor), valueSize <= UInt64(end - cursor) - keySize, count < entries.count else { return nil }
-            let key = cursor, value = cursor + Int(keySize)
-            cursor = value + Int(valueSize)
-            entries[count] = Entry(key: key, keySize: Int(keySize), valueSize: Int(valueSize))
+            guard keySize + valueSize <= end - cursor, count < capacity else { return nil }
+            out[count] = Entry(key: cursor, keySize: keySize, valueSize: valueSize)
+            cursor += keySize + valueSize
             count += 1
         }
-        return cursor == page.count && next < nodeIDBase ? (next, count) : nil
+        return cursor == end && next < nodeIDBase ? (next, count) : nil
     }
 
     /// Where Tokyo Cabinet's cursor lands in a leaf when it jumps to `key`
