@@ -81,4 +81,36 @@ import Testing
         }
         #expect(visited == 1 && table.count == 1 && table.leavesInUse == 1)
     }
+
+    @Test func aBodyThatRemovesADictionaryRowIsNotHandedItAfterwards() {
+        // A pool's context keeps every row in the dictionary (limit 0).
+        let table = UniquingTable()
+        var kept: [UInt32: Song] = [:]
+        for row in UInt32(2)...41 {
+            let object = Song(); table.insert(object, at: row, denseLimit: 0); kept[row] = object
+        }
+        var visited: [UInt32] = []
+        table.forEachObject { object in
+            let row = kept.first { $0.value === object }!.key
+            visited.append(row)
+            guard visited.count == 1 else { return }
+            // The first visit removes (and frees) every other object, as a freed object's deinit does.
+            for (other, song) in kept where other != row { table.remove(song, at: other) }
+            kept = kept.filter { $0.key == row }
+        }
+        #expect(visited.count == 1 && table.count == 1, "visited \(visited)")
+    }
+
+    @Test func aBodyThatGrowsTheTableOverDictionaryRowsStillHandsThemOver() {
+        let table = UniquingTable()
+        let first = Song(), moved = Song()
+        table.insert(first, at: 3, denseLimit: 100)
+        table.insert(moved, at: 5_000, denseLimit: 100)   // beyond the limit: the dictionary
+        var seen: [ObjectIdentifier] = []
+        table.forEachObject { object in
+            seen.append(ObjectIdentifier(object))
+            if object === first { table.reserve(upTo: 6_000) }   // grows over row 5,000 mid-walk
+        }
+        #expect(seen == [ObjectIdentifier(first), ObjectIdentifier(moved)])
+    }
 }

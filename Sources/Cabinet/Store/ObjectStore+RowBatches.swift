@@ -35,6 +35,10 @@ extension ObjectStore {
             var bytes: [UInt8] = []
             if !keys.isEmpty {
                 try entry.table.withValues(forRows: keys) { index, value in
+                    // The spans are raw memory: a backend that names a key it was not
+                    // asked for stops here, before writing outside them.
+                    precondition(index >= 0 && index < keys.count,
+                                 "Cabinet: the table \(entry.table.path) answered withValues(forRows:) for key \(index) of \(keys.count)")
                     guard let value else { return }
                     // Room for the rest of the batch at this record's size (at most 1 MiB
                     // more: a big first record says nothing of the others): one allocation,

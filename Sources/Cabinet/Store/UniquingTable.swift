@@ -199,18 +199,25 @@ final class UniquingTable {
         return result
     }
 
-    /// Calls `body` with each live object, in row order (which must not free the
-    /// object it is given). The leaf is looked up again for every slot: `body` may
-    /// free other objects, and with them a leaf.
+    /// Calls `body` with each live object, rows in the table first in row order,
+    /// then those in the dictionary (which must not free the object it is given).
+    /// Every leaf and dictionary entry is looked up again just before its object
+    /// is handed over: `body` may free other objects (and with them a leaf, or
+    /// their dictionary entries), or grow the table over rows of the dictionary.
     func forEachObject(_ body: (StoredObject) -> Void) {
-        for leafIndex in 0..<leafCount {
+        var leafIndex = 0
+        while leafIndex < leafCount {
             var slot = 0
             while slot < Self.leafRows, leafIndex < leafCount, let leaf = directory[leafIndex] {
                 if let entry = Self.slots(of: leaf)[slot] { body(entry.takeUnretainedValue()) }
                 slot += 1
             }
+            leafIndex += 1
         }
-        for entry in sparse.values { body(entry.takeUnretainedValue()) }
+        guard !sparse.isEmpty else { return }
+        for rowID in Array(sparse.keys) {
+            if let entry = sparse[rowID] { body(entry.takeUnretainedValue()) }
+        }
     }
 
     func removeAll() {

@@ -122,8 +122,7 @@ enum TokyoCabinetTreeScan {
     /// more records than `entries` holds.
     static func parseLeaf(_ page: UnsafeRawBufferPointer, into entries: UnsafeMutableBufferPointer<Entry>) -> (next: UInt64, count: Int)? {
         var cursor = 0
-        guard number(page, &cursor) != nil, let next = number(page, &cursor),
-              let base = page.baseAddress, let out = entries.baseAddress else { return nil }
+        guard number(page, &cursor) != nil, let next = number(page, &cursor), let base = page.baseAddress else { return nil }
         var count = 0
         let end = page.count, capacity = entries.count
         while end - cursor >= 3 {
@@ -146,7 +145,7 @@ enum TokyoCabinetTreeScan {
                 valueSize = Int(longValue)
             }
             guard keySize + valueSize <= end - cursor, count < capacity else { return nil }
-            out[count] = Entry(key: cursor, keySize: keySize, valueSize: valueSize)
+            entries[count] = Entry(key: cursor, keySize: keySize, valueSize: valueSize)
             cursor += keySize + valueSize
             count += 1
         }
