@@ -126,7 +126,7 @@ extension ObjectStore {
         }
         return [T](unsafeUninitializedCapacity: gathered.count) { buffer, count in
             for (index, object) in gathered.enumerated() {
-                (buffer.baseAddress! + index).initialize(to: unsafeDowncast(object, to: T.self))   // each was handed over as a T
+                buffer.initializeElement(at: index, to: unsafeDowncast(object, to: T.self))   // each was handed over as a T
             }
             count = gathered.count
         }

@@ -69,7 +69,7 @@ final class ClassEntry {
     /// a directory for a million rows. A scan, which touches every row, turns the directory on.
     private var denseOnlyForScans: Bool
 
-    /// Before a scan of the whole class: rows may index the array from here on.
+    /// Before a scan of the whole class: rows may go in the uniquing table's directory from here on.
     @inline(__always)
     func prepareForScan() {
         if _slowPath(denseOnlyForScans) {

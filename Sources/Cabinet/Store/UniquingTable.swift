@@ -8,11 +8,9 @@
 /// with one pointer per 64 rows, and a leaf of 64 slots for each group of rows
 /// that has a live object. A leaf is allocated with its group's first live
 /// object and given back with its last (a few emptied leaves are kept for
-/// reuse). A flat array by row (what this table was)
-/// cost a fresh process thousands of page faults on its first queries: ten
-/// objects of a million-row class made it allocate and zero 16 MB. Now the
-/// zeroed memory is one pointer per 64 rows, and leaves come and go from the
-/// allocator's small-block caches.
+/// reuse). Why not a flat array by row: ten objects of a million-row class made
+/// a fresh process allocate and zero 16 MB for it, thousands of page faults in
+/// its first queries. Here the zeroed memory is one pointer per 64 rows.
 ///
 /// A row ID far beyond the class's last row (only a damaged reference can name
 /// one) goes to a dictionary instead, so no record can make the table allocate
@@ -56,6 +54,12 @@ final class UniquingTable {
         spares.deallocate()
     }
 
+    /// The leaf that holds `rowID`, and its slot there.
+    @inline(__always)
+    private static func leafIndex(_ rowID: UInt32) -> Int { Int(rowID &>> leafShift) }
+    @inline(__always)
+    private static func slotIndex(_ rowID: UInt32) -> Int { Int(rowID & slotMask) }
+
     @inline(__always)
     private static func slots(of leaf: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Slot> {
         (leaf + slotsOffset).assumingMemoryBound(to: Slot.self)
@@ -69,10 +73,10 @@ final class UniquingTable {
     /// The live object at `rowID`, if any.
     @inline(__always)
     func object(at rowID: UInt32) -> StoredObject? {
-        let leafIndex = Int(rowID &>> Self.leafShift)
+        let leafIndex = Self.leafIndex(rowID)
         if leafIndex < leafCount {
             guard let leaf = directory[leafIndex] else { return nil }
-            return Self.slots(of: leaf)[Int(rowID & Self.slotMask)]?.takeUnretainedValue()
+            return Self.slots(of: leaf)[Self.slotIndex(rowID)]?.takeUnretainedValue()
         }
         return sparse.isEmpty ? nil : sparse[rowID]?.takeUnretainedValue()
     }
@@ -85,7 +89,7 @@ final class UniquingTable {
     /// caller checks the row first; this is the fence, and costs no extra load.
     @inline(__always)
     func insert(_ object: StoredObject, at rowID: UInt32, denseLimit: UInt32) {
-        let leafIndex = Int(rowID &>> Self.leafShift)
+        let leafIndex = Self.leafIndex(rowID)
         let reference = Unmanaged.passUnretained(object)
         if leafIndex >= leafCount {
             guard rowID <= denseLimit else {
@@ -104,7 +108,7 @@ final class UniquingTable {
     @inline(__always)
     private func place(_ reference: Unmanaged<StoredObject>, at rowID: UInt32, leafIndex: Int) {
         let leaf = directory[leafIndex] ?? newLeaf(at: leafIndex)
-        let slot = Self.slots(of: leaf) + Int(rowID & Self.slotMask)
+        let slot = Self.slots(of: leaf) + Self.slotIndex(rowID)
         if let previous = slot.pointee {
             if previous.toOpaque() != reference.toOpaque() { secondInstance(reference.takeUnretainedValue(), rowID) }
         } else {
@@ -136,7 +140,7 @@ final class UniquingTable {
     /// Makes room for rows up to `rowID` at once, so a scan of a whole class does
     /// not grow the directory step by step.
     func reserve(upTo rowID: UInt32) {
-        let leafIndex = Int(rowID &>> Self.leafShift)
+        let leafIndex = Self.leafIndex(rowID)
         if leafIndex >= leafCount { grow(toInclude: leafIndex, exactly: true) }
     }
 
@@ -151,21 +155,21 @@ final class UniquingTable {
         // A row lives in one place: rows the table now covers leave the dictionary
         // (a pool's context keeps rows there until its first scan).
         if !sparse.isEmpty {
-            for (rowID, reference) in sparse where Int(rowID &>> Self.leafShift) < newCount {
+            for (rowID, reference) in sparse where Self.leafIndex(rowID) < newCount {
                 sparse.removeValue(forKey: rowID)
                 count -= 1
-                place(reference, at: rowID, leafIndex: Int(rowID &>> Self.leafShift))
+                place(reference, at: rowID, leafIndex: Self.leafIndex(rowID))
             }
         }
     }
 
     /// Forgets `rowID` if its entry is `object` (an entry for another object stays).
     func remove(_ object: StoredObject, at rowID: UInt32) {
-        let leafIndex = Int(rowID &>> Self.leafShift)
+        let leafIndex = Self.leafIndex(rowID)
         let target = Unmanaged.passUnretained(object).toOpaque()
         if leafIndex < leafCount {
             guard let leaf = directory[leafIndex] else { return }
-            let slot = Self.slots(of: leaf) + Int(rowID & Self.slotMask)
+            let slot = Self.slots(of: leaf) + Self.slotIndex(rowID)
             guard let current = slot.pointee, current.toOpaque() == target else { return }
             slot.pointee = nil
             count -= 1
