@@ -34,7 +34,7 @@ import TortureModels
             if let last = printed.split(separator: "\n").last(where: { $0.hasPrefix("ack ") }), let serial = UInt64(last.dropFirst(4)) {
                 lastAcknowledged = max(lastAcknowledged, serial)
             }
-            if FileManager.default.fileExists(atPath: store + "/" + TokyoCabinetBackend.journalFileName) { killedWithJournal += 1 }
+            if (try? TokyoCabinetBackend.hasPendingJournal(inDirectory: store)) == true { killedWithJournal += 1 }
             verified = try verify(store, acknowledged: lastAcknowledged, from: verified, round: round)
         }
         // The last check reads every receipt again, in case a kill damaged an old one.

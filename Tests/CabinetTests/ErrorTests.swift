@@ -84,6 +84,7 @@ import Testing
         reader.close()
 
         // A journal that is a directory: a file-system problem, with an errno.
+        try? FileManager.default.removeItem(atPath: directory.path + "/.cabinet-journal")   // the writer's, holding no journal
         try FileManager.default.createDirectory(atPath: directory.path + "/.cabinet-journal", withIntermediateDirectories: false)
         let system = try #require(expectCabinetError({ _ = try ObjectStore(path: directory.path) }) { $0.code == .systemCallFailure })
         #expect(system.underlying == .posix(errno: EINVAL, message: "it is not a regular file; move it out of the store directory"))

@@ -31,8 +31,9 @@ import Testing
         #expect(songs.count == 20_100)
         #expect(songs.filter { $0.title.hasPrefix("good ") }.count == 100)
         #expect(try reopened.count(of: Tag.self) == (mode == "several-files" ? 20_000 : 0))
-        let left = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix(".cabinet-journal") }
-        #expect(left.isEmpty, "no journal is left behind: \(left)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix(".cabinet-journal.") }
+        #expect(left.isEmpty, "no temporary is left behind: \(left)")
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: store), "no journal is left to replay")
         reopened.close()
     }
 }

@@ -172,7 +172,7 @@ import Testing
         blob.bytes = []
         store.delete(blob)
         store.close()
-        #expect(!(try files(path)).contains(TokyoCabinetBackend.journalFileName))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: path))
         #expect(try titles(path) == ["song 0"])
     }
 }

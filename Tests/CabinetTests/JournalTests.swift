@@ -59,8 +59,9 @@ import Testing
         try backend.writeJournal(journal.encoded())
         backend.close()
 
+        #expect(try TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
         let store = try ObjectStore(path: directory.path)
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/" + TokyoCabinetBackend.journalFileName))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
         try store.register(Song.self, Playlist.self)
         let playlist = try #require(try store.fetch(Playlist.self, rowID: 2))
         #expect(playlist.songs.first?.title == "Journaled")
@@ -93,7 +94,8 @@ import Testing
         song.title = "changed"
         try store.save()
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        #expect(!names.contains { $0.hasPrefix(".cabinet-journal") })
+        #expect(!names.contains { $0.hasPrefix(".cabinet-journal.") })
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
         store.close()
         let reopened = try ObjectStore(path: directory.path)
         try reopened.register(Song.self, Playlist.self)

@@ -90,7 +90,7 @@ final class FailingBackend: ForwardingBackend {
         backend.failWriteOf = "Song"
         #expect(expectCabinetError({ try store.save() }, where: { $0 == FailingBackend.injected }) != nil)
         #expect(store.hasUnsavedChanges)
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path + "/store"))
 
         // The app gives up on the change: it must not come back at the next open.
         try store.undoManager.undo()
@@ -123,11 +123,11 @@ final class FailingBackend: ForwardingBackend {
         #expect(error != nil)
         #expect("\(error.map { "\($0)" } ?? "")".contains("count as saved"))
         #expect(!store.hasUnsavedChanges)
-        #expect(FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        #expect(try TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path + "/store"))
         // The process ends here; the next open finishes the save.
         store.close()
         #expect(try titles(directory) == ["one", "list"])
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path + "/store"))
     }
 
     @Test func aFileThatRefusesItsPartOnceIsWrittenAtOnceFromTheJournal() throws {
@@ -137,7 +137,7 @@ final class FailingBackend: ForwardingBackend {
         backend.failCommitOf = "Song"
         try store.save()   // Playlist committed, Song refused once: the journal finishes it before save returns
         #expect(!store.hasUnsavedChanges)
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path + "/store"))
         #expect(try store.fetchAll(Song.self).map(\.title) == ["one"])
         store.close()
         #expect(try titles(directory) == ["one", "list"])
@@ -152,7 +152,7 @@ final class FailingBackend: ForwardingBackend {
         #expect(throws: CabinetError.self) { try store.save() }
         // Memory says saved; a read must not show the files without Song's part.
         #expect(try store.count(of: Song.self) == 1)
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path + "/store"))
         store.close()
     }
 
@@ -165,7 +165,7 @@ final class FailingBackend: ForwardingBackend {
         #expect(throws: CabinetError.self) { try store.save() }
         song.title = "two"
         try store.save()
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path + "/store"))
         store.close()
         #expect(try titles(directory) == ["two", "list"])
     }
@@ -177,7 +177,7 @@ final class FailingBackend: ForwardingBackend {
         backend.failAfterJournal = true
         #expect(expectCabinetError({ try store.save() }, where: { $0 == FailingBackend.injected }) != nil)
         #expect(store.hasUnsavedChanges)
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/store/.cabinet-journal"))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path + "/store"))
         store.close()   // the app gives up
         #expect(try titles(directory) == [])
     }

@@ -13,22 +13,6 @@ import Testing
         return (path, Data(text.utf8))
     }
 
-    private func saveSongAndPlaylist(_ path: String, title: String = "saved") throws {
-        let store = try ObjectStore(path: path)
-        try store.register(Song.self, Playlist.self)
-        let song = Song(); song.title = title; store.insert(song)
-        let list = Playlist(); list.songs = [song]; store.insert(list)
-        try store.save()            // two files: through the journal
-        store.close()
-    }
-
-    private func titles(_ path: String) throws -> [String] {
-        let store = try ObjectStore(path: path, readOnly: true)
-        defer { store.close() }
-        try store.register(Song.self, Playlist.self)
-        return try store.fetchAll(Song.self).map(\.title).sorted()
-    }
-
     @Test func aLockFileThatIsALinkIsReplacedNotWrittenThrough() throws {
         let outside = try TemporaryDirectory()
         let (target, original) = try victim(in: outside)
@@ -42,7 +26,7 @@ import Testing
         #expect(link(target, store + "/.cabinet-lock") == 0)
         try saveSongAndPlaylist(store, title: "again")
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
-        #expect(try titles(store) == ["again", "saved"])
+        #expect(try songTitles(store) == ["again", "saved"])
     }
 
     @Test func journalAndMarkerTemporariesThatAreLinksAreReplacedNotWrittenThrough() throws {
@@ -55,8 +39,27 @@ import Testing
         try saveSongAndPlaylist(store)          // writes the marker and a journal, each through its temporary
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == original)
         #expect(try String(contentsOfFile: store + "/.cabinet-format", encoding: .utf8) == "cabinet-record-format checksummed\n")
-        #expect(try titles(store) == ["saved"])
-        #expect(!DirectoryFiles.exists(store + "/.cabinet-journal.tmp") && !DirectoryFiles.exists(store + "/.cabinet-journal"))
+        #expect(try songTitles(store) == ["saved"])
+        #expect(!DirectoryFiles.exists(store + "/.cabinet-journal.tmp"))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: store))
+    }
+
+    /// The journal is one file written in place: a second hard link planted in
+    /// its place (here to an empty file, which reads as "no journal") is replaced
+    /// by a file of its own before the first write, never written through.
+    @Test func aJournalThatIsAHardLinkIsReplacedNotWrittenThrough() throws {
+        let outside = try TemporaryDirectory()
+        let store = outside.path + "/store"
+        try saveSongAndPlaylist(store)
+        let victim = outside.path + "/empty-victim"
+        #expect(FileManager.default.createFile(atPath: victim, contents: Data()))
+        try FileManager.default.removeItem(atPath: store + "/.cabinet-journal")
+        try FileManager.default.linkItem(atPath: victim, toPath: store + "/.cabinet-journal")
+        try saveSongAndPlaylist(store)          // a save of two files: through the journal
+        #expect(try Data(contentsOf: URL(fileURLWithPath: victim)).isEmpty)
+        let links = try FileManager.default.attributesOfItem(atPath: store + "/.cabinet-journal")[.referenceCount] as? Int
+        #expect(links == 1)
+        #expect(try songTitles(store) == ["saved", "saved"])
     }
 
     @Test func aJournalOrMarkerThatIsALinkIsRefusedUnread() throws {
@@ -64,6 +67,7 @@ import Testing
         let (target, original) = try victim(in: outside)
         let store = outside.path + "/store"
         try saveSongAndPlaylist(store)
+        try FileManager.default.removeItem(atPath: store + "/.cabinet-journal")   // the writer's, holding no journal
         try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-journal", withDestinationPath: target)
         let error = expectCabinetError({ _ = try ObjectStore(path: store) }) {
             guard $0.code == .systemCallFailure, $0.underlying?.domain == .posix, let location = $0.location,
@@ -141,7 +145,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: outside.path + "/escape"))
         #expect(!FileManager.default.fileExists(atPath: "/tmp/escape"))
         try FileManager.default.removeItem(atPath: journal)     // as the error says: move it away, the store is as before
-        #expect(try titles(store) == ["saved"])
+        #expect(try songTitles(store) == ["saved"])
     }
 
     @Test func storedNamesThatCollideWithOtherFilesAreRefusedAtRegister() throws {

@@ -198,3 +198,22 @@ func errorCode(of body: () throws -> Void) -> CabinetError.Code? {
     do { try body() } catch let error as CabinetError { return error.code } catch { return nil }
     return nil
 }
+
+/// Saves one song (titled `title`) and a playlist holding it in the store at
+/// `path`: a save of two files, so through the journal.
+func saveSongAndPlaylist(_ path: String, title: String = "saved") throws {
+    let store = try ObjectStore(path: path)
+    try store.register(Song.self, Playlist.self)
+    let song = Song(); song.title = title; store.insert(song)
+    let list = Playlist(); list.songs = [song]; store.insert(list)
+    try store.save()
+    store.close()
+}
+
+/// The titles of every song in the store at `path`, sorted, read by a reader.
+func songTitles(_ path: String) throws -> [String] {
+    let store = try ObjectStore(path: path, readOnly: true)
+    defer { store.close() }
+    try store.register(Song.self, Playlist.self)
+    return try store.fetchAll(Song.self).map(\.title).sorted()
+}

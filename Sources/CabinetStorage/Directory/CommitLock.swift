@@ -103,6 +103,3 @@ final class CommitLock {
         close()
     }
 }
-
-// The C library's close, named apart from ``CommitLock/close()``, which hides it.
-private func closeDescriptor(_ fd: Int32) { _ = close(fd) }

@@ -81,35 +81,58 @@ package enum DirectoryFiles {
     /// The whole content of `path`, or `nil` if there is no such file. A link, a
     /// directory or a device in its place is an error, not something to read.
     package static func read(_ path: String) throws -> [UInt8]? {
-        // O_NONBLOCK: a FIFO in the file's place must not hang the open.
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw failure("open", path)
-        }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw failure("stat", path) }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw CabinetError.systemCallFailure(RecordLocation(file: path), operation: "open", errno: EINVAL,
-                                                 message: "it is not a regular file; move it out of the store directory")
-        }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { readSome(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure("read", path)
+        try ReadHandle(path)?.read(upTo: .max)
+    }
+
+    /// A file opened for reading: never through a link, never a FIFO or a
+    /// device (an error naming the file); closed when the handle goes.
+    package final class ReadHandle {
+        let path: String
+        private let fd: Int32
+
+        /// `nil` if there is no file at `path`.
+        package init?(_ path: String) throws {
+            self.path = path
+            // O_NONBLOCK: a FIFO in the file's place must not hang the open.
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if descriptor < 0 {
+                if errno == ENOENT { return nil }
+                throw failure("open", path)
             }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
+            var status = stat()
+            let statFailure = fstat(descriptor, &status) == 0 ? nil : failure("stat", path)
+            if statFailure != nil || (status.st_mode & S_IFMT) != S_IFREG {
+                closeDescriptor(descriptor)
+                throw statFailure ?? CabinetError.systemCallFailure(RecordLocation(file: path), operation: "open", errno: EINVAL,
+                                                                    message: "it is not a regular file; move it out of the store directory")
+            }
+            fd = descriptor
+        }
+
+        deinit { closeDescriptor(fd) }
+
+        /// Up to `count` bytes from where the last read stopped (fewer only at the file's end).
+        package func read(upTo count: Int) throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: Swift.min(count, 1 << 16))
+            while bytes.count < count {
+                let wanted = Swift.min(chunk.count, count - bytes.count)
+                let got = chunk.withUnsafeMutableBytes { readSome(fd, $0.baseAddress, wanted) }
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw failure("read", path)
+                }
+                if got == 0 { break }
+                bytes.append(contentsOf: chunk[0..<got])
+            }
+            return bytes
         }
     }
 }
 
-// The C library's write and read, named apart: inside `DirectoryFiles` its own
-// `write` and `read` hide them, and qualifying them (`Glibc.write`) would tie
-// the file to one C library.
+// The C library's write, read and close, named apart: inside `DirectoryFiles`
+// (and types with a `close()` of their own) they are hidden, and qualifying
+// them (`Glibc.write`) would tie the file to one C library.
 private func writeSome(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
 private func readSome(_ fd: Int32, _ bytes: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, bytes, count) }
+func closeDescriptor(_ fd: Int32) { _ = close(fd) }

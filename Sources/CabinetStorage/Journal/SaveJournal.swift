@@ -3,7 +3,7 @@
 /// Tokyo Cabinet's transactions are per file: a process killed between two
 /// files' commits would leave half a save. So a save that changes more than one
 /// file first writes every change to a journal, which the backend makes visible
-/// atomically (written whole, then renamed into place), then applies the changes
+/// whole or not at all (`TokyoCabinetJournalFile`), then applies the changes
 /// to the files, and then removes the journal. A store that opens with a journal
 /// present replays it: the puts and removes are idempotent, so replaying a save
 /// that was fully or partly applied completes it. The layout is in `docs/FORMAT.md`.
@@ -61,6 +61,16 @@ package struct SaveJournal: ~Copyable {
         return file.bytes
     }
 
+    /// Whether `bytes` start with the journal's magic and end with the CRC-32 of
+    /// everything before it: a journal written whole, not one a kill cut short.
+    package static func isWhole(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= magic.count + 4, bytes.starts(with: magic) else { return false }
+        return bytes.withUnsafeBytes { all in
+            UInt32(littleEndian: all.loadUnaligned(fromByteOffset: all.count - 4, as: UInt32.self))
+                == CRC32.checksum(UnsafeRawBufferPointer(rebasing: all[0..<(all.count - 4)]))
+        }
+    }
+
     /// Calls `apply` with each operation of a journal file, after checking it whole.
     ///
     /// Throws if the bytes are not a complete journal (damaged, or cut short), or
@@ -72,9 +82,7 @@ package struct SaveJournal: ~Copyable {
         guard bytes.count >= magic.count + 1 + 2 + 1 + 4 + 4, Array(bytes.prefix(magic.count)) == magic else {
             throw damaged("it does not start with the journal's magic")
         }
-        let stored = bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self)) }
-        let computed = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<(bytes.count - 4)])) }
-        guard stored == computed else { throw damaged("its checksum does not match") }
+        guard isWhole(bytes) else { throw damaged("its checksum does not match") }
         var reader = ByteReader(bytes, from: magic.count, damaged: damaged)
         guard try reader.read(UInt8.self) == formatVersion else { throw damaged("unknown journal version") }
         let tableCount = Int(try reader.read(UInt16.self))

@@ -89,7 +89,3 @@ extension TokyoCabinetBackend {
         guard fd >= 0, fsync(fd) == 0 else { throw DirectoryFiles.failure("sync restore manifest", path) }
     }
 }
-
-// The C library's close, named apart: inside `TokyoCabinetBackend` its own
-// `close()` hides it, and qualifying it (`Glibc.close`) would tie the file to one C library.
-private func closeDescriptor(_ fd: Int32) { _ = close(fd) }

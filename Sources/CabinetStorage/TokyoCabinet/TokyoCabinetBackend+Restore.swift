@@ -34,6 +34,7 @@ extension TokyoCabinetBackend {
                 try DirectoryFiles.remove(filePath(forTable: name) + ".wal")
                 try DirectoryFiles.remove(filePath(forTable: name))
             }
+            journalFile.close()
             try DirectoryFiles.remove(journalPath)
             try DirectoryFiles.remove(journalPath + ".tmp")
             for name in backupTables where DirectoryFiles.exists(staging + "/" + name) {

@@ -1,8 +1,9 @@
 /// The store's services as dot files beside the tables (see `docs/FORMAT.md`):
-/// each written in full under `NAME.tmp` (created exclusively, never through a
-/// link) and renamed over `NAME`, so it is whole or absent; with `syncOnCommit`
-/// the file and the directory are flushed first. Reads follow no link and open
-/// no FIFO.
+/// the format marker and the catalog each written in full under `NAME.tmp`
+/// (created exclusively, never through a link) and renamed over `NAME`, so it
+/// is whole or absent, with `syncOnCommit` the file and the directory flushed
+/// first; the journal written in place (``TokyoCabinetJournalFile``). Reads
+/// follow no link and open no FIFO.
 extension TokyoCabinetBackend {
     /// The file that records the store's record format.
     public static let formatFileName = ".cabinet-format"
@@ -27,18 +28,28 @@ extension TokyoCabinetBackend {
 
     public func writeJournal(_ bytes: [UInt8]) throws {
         try checkWritable("a save needs to write")
-        try DirectoryFiles.writeWhole(bytes, to: journalPath, directory: path, sync: options.syncOnCommit)
+        try journalFile.write(bytes)
     }
 
     public func readJournal() throws -> [UInt8]? {
-        // A leftover temporary is a journal that never became one; a reader writes nothing, so leaves it.
+        // A leftover temporary (an older Cabinet's) is a journal that never became one; a reader writes nothing, so leaves it.
         if !options.readOnly { try? DirectoryFiles.remove(journalPath + ".tmp") }
-        return try DirectoryFiles.read(journalPath)
+        switch try TokyoCabinetJournalFile.contents(of: journalPath) {
+        case .none, .empty, .torn: return nil
+        case .journal(let bytes), .legacy(let bytes), .unreadable(let bytes): return bytes
+        }
     }
 
     public func removeJournal() throws {
-        try DirectoryFiles.remove(journalPath)
-        if options.syncOnCommit { try DirectoryFiles.syncDirectory(path) }
+        try journalFile.remove()
+    }
+
+    /// Whether the store holds a save's journal to replay (not one whose write a kill cut short).
+    package static func hasPendingJournal(inDirectory directory: String) throws -> Bool {
+        switch try TokyoCabinetJournalFile.contents(of: directory + "/" + journalFileName) {
+        case .none, .empty, .torn: return false
+        case .journal, .legacy, .unreadable: return true
+        }
     }
 
     public var formatMarkerLocation: String { path + "/" + TokyoCabinetBackend.formatFileName }
@@ -69,7 +80,7 @@ extension TokyoCabinetBackend {
     /// write, at the first open, even a reader's). Empty when there is nothing.
     public func pendingRecovery() throws -> [PendingRecovery] {
         var pending: [PendingRecovery] = []
-        if DirectoryFiles.exists(journalPath) {
+        if try TokyoCabinetBackend.hasPendingJournal(inDirectory: path) {
             pending.append(PendingRecovery("a journal, \(TokyoCabinetBackend.journalFileName), of a save that changed several files"))
         }
         for table in try TokyoCabinetDirectory.interruptedTransactions(in: path) {

@@ -72,6 +72,8 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     /// What each table's handle saw of its file when it was opened, for a reader
     /// (see ``withCommittedState(_:)``).
     var readerStamps: [String: TokyoCabinetTable.ReadingStamp] = [:]
+    /// The journal file, kept open by a writer once its first save of several files wrote it.
+    lazy var journalFile = TokyoCabinetJournalFile(path: journalPath, directory: path, sync: options.syncOnCommit)
 
     /// Opens the store directory at `directory` (creating it if missing, unless
     /// `options` say otherwise) and locks it.
@@ -212,6 +214,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         if (try? withExclusiveCommit(closeTables)) == nil { closeTables() }
         tables.removeAll()
         readerStamps.removeAll()
+        journalFile.close()
         lock?.release()
         lock = nil
     }

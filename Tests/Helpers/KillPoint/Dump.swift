@@ -71,7 +71,11 @@ func metadata(_ path: String) throws -> [String] {
         lines.append("table \(table.name) records=\(table.records) lastRow=\(table.lastRowID.map(String.init) ?? "-")"
                      + " version=\(table.classVersion.map(String.init) ?? "-") classID=\(table.classID.map(String.init) ?? "-")")
     }
-    let files = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != ".cabinet-lock" && !$0.hasSuffix(".wal") }.sorted()
+    // The journal file holding no journal is the writer's, as the lock file is: listed only while it holds one.
+    let journalPending = try TokyoCabinetBackend.hasPendingJournal(inDirectory: path)
+    let files = try FileManager.default.contentsOfDirectory(atPath: path).filter {
+        $0 != ".cabinet-lock" && !$0.hasSuffix(".wal") && ($0 != TokyoCabinetBackend.journalFileName || journalPending)
+    }.sorted()
     lines.append("files \(files.joined(separator: " "))")
     return lines
 }

@@ -106,7 +106,7 @@ struct RestoreScenario: Scenario {
 }
 
 /// Opening a store whose last save was killed with its journal in place (the
-/// test makes it: save-multi killed just after the journal's rename). The
+/// test makes it: save-multi killed just after the journal's write). The
 /// opening replays the journal; every point must end at save-multi's new state.
 struct Replay: Scenario {
     let name = "replay"
