@@ -25,6 +25,7 @@ import Testing
         #expect(bytes.starts(with: TokyoCabinetJournalFile.magic) && bytes[8] == 0, "it holds no journal once the save is done")
         #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
         store.close()
+        #expect(!DirectoryFiles.exists(journal), "a writer's clean close removes the file holding no journal")
         #expect(try songTitles(directory.path) == ["two"])
     }
 
@@ -40,7 +41,7 @@ import Testing
         var whole = journal.encoded()
         whole[whole.count - 1] ^= 0xFF
         let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
-        try Data(TokyoCabinetJournalFile.header(holding: whole.count) + whole).write(to: URL(fileURLWithPath: path))
+        try Data(TokyoCabinetJournalFile.header(holding: whole) + whole).write(to: URL(fileURLWithPath: path))
         #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
         #expect(try songTitles(directory.path) == ["before"])       // a reader is not refused
         try saveSongAndPlaylist(directory.path, title: "after")  // a writer opens, and writes over it
@@ -48,15 +49,79 @@ import Testing
         #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
     }
 
+    /// A kill can cut a journal's write after its first pages, leaving an older
+    /// journal's last pages behind them, of the same length: the header names
+    /// the CRC-32 of this journal, and the bytes are not it. The older journal
+    /// (applied long ago) must not come back.
+    @Test func anOlderJournalBehindANewHeaderIsNotReplayed() throws {
+        let directory = try TemporaryDirectory()
+        try saveSongAndPlaylist(directory.path, title: "before")
+        func journal(_ value: UInt8) -> [UInt8] {
+            var journal = SaveJournal()
+            let record = DataBuffer(bytes: [value, 2, 3])
+            RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+            return journal.encoded()
+        }
+        let older = journal(1), newer = journal(9)
+        #expect(older.count == newer.count && SaveJournal.isWhole(older))
+        let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
+        try Data(TokyoCabinetJournalFile.header(holding: newer) + older).write(to: URL(fileURLWithPath: path))
+        #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
+        try Data(TokyoCabinetJournalFile.header(holding: older) + older).write(to: URL(fileURLWithPath: path))
+        #expect(try TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path), "the same bytes behind their own header are a journal")
+    }
+
+    /// A power loss can leave a new file with its length and no bytes (zeros),
+    /// or a few bytes of its header: no journal was decided, the store opens.
+    @Test func aJournalFileOfZerosOrAHeaderCutShortIsNoJournal() throws {
+        let directory = try TemporaryDirectory()
+        try saveSongAndPlaylist(directory.path, title: "before")
+        let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
+        for bytes in [[UInt8](repeating: 0, count: 4096), Array(TokyoCabinetJournalFile.magic.prefix(5)),
+                      Array(TokyoCabinetJournalFile.header(holding: [1, 2, 3, 4, 5]).prefix(14))] {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
+            try saveSongAndPlaylist(directory.path, title: "after \(bytes.count)")
+        }
+        #expect(try songTitles(directory.path).count == 4)
+        // Bytes that are not the journal file's at all are still damage, named.
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path))
+        #expect(throws: CabinetError.self) { _ = try ObjectStore(path: directory.path) }
+    }
+
     /// A big journal's room is given back when it goes: the file does not keep
     /// the size of the largest save it ever held.
     @Test func aBigJournalLeavesNoBigFile() throws {
         let directory = try TemporaryDirectory()
-        try saveSongAndPlaylist(directory.path, title: String(repeating: "x", count: TokyoCabinetJournalFile.keptSize + 1))
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        let song = Song(); song.title = String(repeating: "x", count: TokyoCabinetJournalFile.keptSize + 1); store.insert(song)
+        let list = Playlist(); list.songs = [song]; store.insert(list)
+        try store.save()
         let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         #expect(size == TokyoCabinetJournalFile.headerSize)
-        try saveSongAndPlaylist(directory.path, title: "small")
-        #expect(try songTitles(directory.path).count == 2)
+        store.close()
+    }
+
+    /// The writer checks before each journal that its open file is still the
+    /// one at the path: a file linked elsewhere since is replaced, not written through.
+    @Test func aJournalFileLinkedElsewhereWhileOpenIsReplaced() throws {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Song.self, Playlist.self)
+        let song = Song(); store.insert(song)
+        let list = Playlist(); list.songs = [song]; store.insert(list)
+        try store.save()
+        let path = directory.path + "/" + TokyoCabinetBackend.journalFileName, copy = directory.path + "-elsewhere"
+        try FileManager.default.linkItem(atPath: path, toPath: copy)
+        let before = try Data(contentsOf: URL(fileURLWithPath: copy))
+        song.title = "again"; list.songs.append(song)
+        try store.save()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == before)
+        #expect(try inode(path) != inode(copy))
+        store.close()
+        try FileManager.default.removeItem(atPath: copy)
+        #expect(try songTitles(directory.path) == ["again"])
     }
 }

@@ -53,12 +53,9 @@ import Testing
         try saveSongAndPlaylist(store)
         let victim = outside.path + "/empty-victim"
         #expect(FileManager.default.createFile(atPath: victim, contents: Data()))
-        try FileManager.default.removeItem(atPath: store + "/.cabinet-journal")
         try FileManager.default.linkItem(atPath: victim, toPath: store + "/.cabinet-journal")
         try saveSongAndPlaylist(store)          // a save of two files: through the journal
         #expect(try Data(contentsOf: URL(fileURLWithPath: victim)).isEmpty)
-        let links = try FileManager.default.attributesOfItem(atPath: store + "/.cabinet-journal")[.referenceCount] as? Int
-        #expect(links == 1)
         #expect(try songTitles(store) == ["saved", "saved"])
     }
 
@@ -67,7 +64,7 @@ import Testing
         let (target, original) = try victim(in: outside)
         let store = outside.path + "/store"
         try saveSongAndPlaylist(store)
-        try FileManager.default.removeItem(atPath: store + "/.cabinet-journal")   // the writer's, holding no journal
+        try? FileManager.default.removeItem(atPath: store + "/.cabinet-journal")   // the writer's, if any
         try FileManager.default.createSymbolicLink(atPath: store + "/.cabinet-journal", withDestinationPath: target)
         let error = expectCabinetError({ _ = try ObjectStore(path: store) }) {
             guard $0.code == .systemCallFailure, $0.underlying?.domain == .posix, let location = $0.location,

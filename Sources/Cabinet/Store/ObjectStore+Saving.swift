@@ -154,8 +154,8 @@ extension ObjectStore {
         do {
             try backend.services.writeJournal(bytes)
         } catch {
-            // The journal may be in place even so (renamed, then its directory failed
-            // to flush): take it back, or this save would come back at the next open.
+            // The journal may be in place even so (written whole, then its flush
+            // failed): take it back, or this save would come back at the next open.
             // If it cannot be taken back, the save is decided and goes on.
             if (try? backend.services.removeJournal()) != nil { throw error }
         }

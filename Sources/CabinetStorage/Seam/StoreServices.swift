@@ -85,8 +85,10 @@ public protocol StoreServices: AnyObject {
     ///
     /// If it returns, the journal is there and durable: it is the save, and the
     /// next open replays it. If it throws, the journal may still be there
-    /// (a file renamed into place whose directory then failed to flush): the
-    /// caller calls ``removeJournal()`` to take it back.
+    /// (written whole, then its flush to the disk failed): the caller calls
+    /// ``removeJournal()`` to take it back, and goes on with the save as
+    /// decided only if that throws too. So after a failure that left no whole
+    /// journal, ``removeJournal()`` must succeed.
     func writeJournal(_ bytes: [UInt8]) throws
 
     /// The journal a save left, whole, or `nil` if there is none. Never part of

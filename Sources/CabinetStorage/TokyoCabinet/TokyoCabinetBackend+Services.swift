@@ -41,6 +41,8 @@ extension TokyoCabinetBackend {
     }
 
     public func removeJournal() throws {
+        // A reader writes no journal, and must not take back one a killed writer left.
+        if options.readOnly { return }
         try journalFile.remove()
     }
 

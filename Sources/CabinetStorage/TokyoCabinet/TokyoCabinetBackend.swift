@@ -214,7 +214,8 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         if (try? withExclusiveCommit(closeTables)) == nil { closeTables() }
         tables.removeAll()
         readerStamps.removeAll()
-        journalFile.close()
+        // A writer's file holding no journal goes: between writers the store looks as older versions left it.
+        journalFile.close(removing: !options.readOnly)
         lock?.release()
         lock = nil
     }

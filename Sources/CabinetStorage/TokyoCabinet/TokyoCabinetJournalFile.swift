@@ -13,26 +13,32 @@ import Darwin
 /// Why in place: a journal written to a new file and renamed into place cost
 /// a file's creation, a rename and an unlink at every save of several files,
 /// the most expensive system calls of a small pool group (about 13 % of a
-/// service's requests appending to a big list). In place it is three writes:
+/// service's requests appending to a big list). In place it is two writes:
 ///
-/// 1. the header (state 1, the journal's length) and the journal, in one
-///    `pwrite` (with `syncOnCommit`, then `fdatasync`). The journal ends with
-///    its own CRC-32, so a write a kill cut short (a write of several pages can
-///    stop between two) is seen as not whole: no save was decided, no file
-///    touched, and the journal is not there;
+/// 1. the header (state 1, the journal's length and its CRC-32) and the journal,
+///    in one `pwrite` (with `syncOnCommit`, then `fdatasync`). A write of
+///    several pages can be stopped by a kill between two, leaving this
+///    journal's first pages before the rest of an older one: the journal is
+///    whole only if it ends with the CRC-32 the header names and its bytes
+///    match it. One that is not decided nothing (no file is touched before
+///    the write returned) and is not there;
 /// 2. the files take the changes;
 /// 3. the header is written again with state 0 (with `syncOnCommit`, then
 ///    `fdatasync`): no journal.
 ///
-/// A `.cabinet-journal` an older Cabinet renamed into place (the journal alone,
-/// starting `CABINETJ`) is read as before and removed by unlinking it.
-/// The file is never followed through a link and never written through a second
-/// hard link: such a file is replaced by a new one first, as temporaries are.
+/// Never written through a link: a file in its place that is a FIFO, or has a
+/// second hard link, is removed and made anew; the path and the descriptor are
+/// compared before every write, so a file replaced or linked since is too. A
+/// link or a directory in its place is an error naming it. A writer's clean
+/// close removes the file when it holds no journal, so a store between
+/// writers looks as older versions left it. A `.cabinet-journal` an older
+/// Cabinet renamed into place (the journal alone, starting `CABINETJ`) is read
+/// as before and removed by unlinking it.
 package final class TokyoCabinetJournalFile {
     /// The header's first 8 bytes.
     package static let magic = Array("CABINETW".utf8)
-    /// Magic, state (1 byte), 3 bytes 0, the journal's length (`UInt32`, little-endian).
-    package static let headerSize = 16
+    /// Magic, state (1 byte), 3 bytes 0, the journal's length and its CRC-32 (`UInt32`s, little-endian).
+    package static let headerSize = 20
     /// A file that held a journal longer than this is cut back when the journal goes.
     package static let keptSize = 1 << 20
 
@@ -40,8 +46,12 @@ package final class TokyoCabinetJournalFile {
     let directory: String
     let sync: Bool
     private var fd: Int32 = -1
-    /// The length of the journal last written through `fd`, 0 once removed.
-    private var writtenLength = 0
+    /// The length of the journal in the file, 0 when it holds none.
+    private var heldLength = 0
+    /// Whether the file may hold a whole journal this open wrote: set once the
+    /// journal's write returned, cleared once the header says none. A write
+    /// that failed before that left no journal to take back.
+    private var mayHoldJournal = false
 
     init(path: String, directory: String, sync: Bool) {
         self.path = path
@@ -51,59 +61,74 @@ package final class TokyoCabinetJournalFile {
 
     deinit { close() }
 
-    func close() {
-        if fd >= 0 { closeDescriptor(fd) }
+    /// Closes the file; with `removing`, a file holding no journal is removed first.
+    func close(removing: Bool = false) {
+        guard fd >= 0 else { return }
+        if removing && !mayHoldJournal && isStillThePath() { _ = unlink(path) }
+        closeDescriptor(fd)
         fd = -1
     }
 
     // MARK: Writing
 
     /// Writes `journal` whole behind a header saying the file holds it.
+    /// If it throws before the write returned, the file holds no journal.
     func write(_ journal: [UInt8]) throws {
         try openForWriting()
         var bytes = [UInt8]()
         bytes.reserveCapacity(Self.headerSize + journal.count)
-        bytes.append(contentsOf: Self.header(holding: journal.count))
+        bytes.append(contentsOf: Self.header(holding: journal))
         bytes.append(contentsOf: journal)
-        writtenLength = journal.count
+        heldLength = journal.count
         try writeAll(bytes, at: 0, "write journal")
+        mayHoldJournal = true
         if sync && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
     }
 
     /// Marks the file as holding no journal; durable when it returns.
     func remove() throws {
-        if fd < 0 {
+        if fd >= 0 {
+            guard mayHoldJournal else { return }   // a write that failed decided nothing
+        } else {
             // Not written by this open: a journal a killed writer left, or none.
             switch try Self.contents(of: path) {
-            case .none: return
+            case .none, .empty, .torn: return
             case .legacy, .unreadable:
                 try DirectoryFiles.remove(path)
                 if sync { try DirectoryFiles.syncDirectory(directory) }
                 return
-            case .empty, .journal, .torn:
+            case .journal(let journal):
                 try openForWriting()
+                heldLength = journal.count
             }
         }
-        // The whole header, not the state byte alone: a file whose first write failed is
-        // empty, and a state byte written into it would leave bytes that read as damage.
         try writeAll(Self.header(holding: nil), at: 0, "remove journal")
         if sync && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
-        // The state byte decides; giving back the room of a big journal is housekeeping.
-        if writtenLength > Self.keptSize { _ = ftruncate(fd, off_t(Self.headerSize)) }
-        writtenLength = 0
+        mayHoldJournal = false
+        // The header decides; giving back the room of a big journal is housekeeping.
+        if heldLength > Self.keptSize { _ = ftruncate(fd, off_t(Self.headerSize)) }
+        heldLength = 0
     }
 
-    /// The header of a file holding a journal of `length` bytes, or (`nil`) none.
-    package static func header(holding length: Int?) -> [UInt8] {
-        var header = magic + [length == nil ? 0 : 1, 0, 0, 0]
-        withUnsafeBytes(of: UInt32(length ?? 0).littleEndian) { header.append(contentsOf: $0) }
-        return header
+    /// The header of a file holding `journal` (its length and its trailing
+    /// CRC-32), or (`nil`) none.
+    package static func header(holding journal: [UInt8]?) -> [UInt8] {
+        var header = magic + [journal == nil ? 0 : 1, 0, 0, 0]
+        let crc = journal.map { $0.count >= 4 ? Array($0.suffix(4)) : [0, 0, 0, 0] } ?? [0, 0, 0, 0]
+        withUnsafeBytes(of: UInt32(journal?.count ?? 0).littleEndian) { header.append(contentsOf: $0) }
+        return header + crc
     }
 
-    /// Opens the file once for this writer, creating it if missing. A file that
-    /// is not a regular file of one link is replaced first (see the type).
+    /// Opens the file for this writer, creating it if missing. A file that is
+    /// not a regular file of one link is replaced first (see the type); so is
+    /// one that is no longer the file at the path.
     private func openForWriting() throws {
-        guard fd < 0 else { return }
+        if fd >= 0 {
+            if isStillThePath() { return }
+            closeDescriptor(fd)
+            fd = -1
+            mayHoldJournal = false
+        }
         var descriptor = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 && errno != ENOENT { throw DirectoryFiles.failure("open", path) }
         if descriptor >= 0 {
@@ -128,6 +153,14 @@ package final class TokyoCabinetJournalFile {
             return
         }
         fd = descriptor
+    }
+
+    /// Whether the open file is still the one at the path, and its only link:
+    /// not replaced, renamed away or linked elsewhere since it was opened.
+    private func isStillThePath() -> Bool {
+        var open = stat(), named = stat()
+        guard fstat(fd, &open) == 0, lstat(path, &named) == 0 else { return false }
+        return open.st_dev == named.st_dev && open.st_ino == named.st_ino && open.st_nlink == 1
     }
 
     private func writeAll(_ bytes: [UInt8], at offset: Int, _ operation: String) throws {
@@ -163,8 +196,11 @@ package final class TokyoCabinetJournalFile {
     static func contents(of path: String) throws -> Contents {
         guard let file = try DirectoryFiles.ReadHandle(path) else { return .none }
         let header = try file.read(upTo: headerSize)
-        if header.isEmpty { return .empty }
+        // Empty, or zeros: made, then a power loss before its first write reached the disk.
+        if header.allSatisfy({ $0 == 0 }) { return .empty }
         if header.starts(with: SaveJournal.magic) { return .legacy(header + (try file.read(upTo: .max))) }
+        // Shorter than a header, and as far as it goes ours: a first write cut short.
+        if header.count < headerSize && (magic + [1, 0, 0, 0]).starts(with: header.prefix(12)) { return .torn }
         guard header.count == headerSize, header.starts(with: magic), header[9...11].allSatisfy({ $0 == 0 }) else {
             return .unreadable(header + (try file.read(upTo: .max)))
         }
@@ -173,8 +209,11 @@ package final class TokyoCabinetJournalFile {
         case 1: break
         default: return .unreadable(header + (try file.read(upTo: .max)))
         }
-        let length = header[12...].reversed().reduce(0) { $0 << 8 | Int($1) }
+        let length = header[12..<16].reversed().reduce(0) { $0 << 8 | Int($1) }
         let journal = try file.read(upTo: length)
-        return journal.count == length && SaveJournal.isWhole(journal) ? .journal(journal) : .torn
+        // Whole: this journal's length, the CRC-32 the header names at its end, and bytes that match it.
+        guard journal.count == length, journal.count >= 4, Array(journal.suffix(4)) == Array(header[16..<20]),
+              SaveJournal.isWhole(journal) else { return .torn }
+        return .journal(journal)
     }
 }
