@@ -10,7 +10,8 @@ import Darwin
 /// under a temporary name in the same directory, then rename it over its final
 /// name (rename is atomic within a directory), then, for power-loss durability,
 /// flush the directory. Errors name the file and say what failed. The Tokyo
-/// Cabinet backend keeps its journal, format marker and catalog this way.
+/// Cabinet backend keeps its format marker and catalog this way (its journal
+/// file is written in place: `TokyoCabinetJournalFile`), and reads all three here.
 ///
 /// None of them follows a symbolic link: a link planted in a store directory
 /// in place of one of these files must not make Cabinet read, truncate or

@@ -16,9 +16,10 @@ import Foundation
 /// this process or another, gets ``CabinetError/storeLocked(path:pid:)``;
 /// readers in other processes read alongside the writer (see
 /// ``withCommittedState(_:)``). The
-/// services (journal, format marker, catalog) are files beside the tables, each
-/// written under a temporary name and renamed into place; the backend is its
-/// own ``StoreServices``.
+/// services (journal, format marker, catalog) are files beside the tables: the
+/// format marker and the catalog each written under a temporary name and
+/// renamed into place, the journal written in place in a file the writer keeps
+/// (`TokyoCabinetJournalFile`); the backend is its own ``StoreServices``.
 public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     /// Tuning for newly created files (existing files keep their own), and durability.
     public struct Options: Sendable, Equatable {
