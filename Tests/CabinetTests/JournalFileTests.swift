@@ -12,11 +12,7 @@ import Testing
     @Test func savesOfSeveralFilesWriteOneJournalFileInPlace() throws {
         let directory = try TemporaryDirectory()
         let journal = directory.path + "/" + TokyoCabinetBackend.journalFileName
-        let store = try ObjectStore(path: directory.path)
-        try store.register(Song.self, Playlist.self)
-        let song = Song(); song.title = "one"; store.insert(song)
-        let list = Playlist(); list.songs = [song]; store.insert(list)
-        try store.save()
+        let (store, song, list) = try openStoreSavingSongAndPlaylist(directory.path, title: "one")
         let first = try inode(journal)
         song.title = "two"; list.songs.append(song)
         try store.save()
@@ -93,11 +89,7 @@ import Testing
     /// the size of the largest save it ever held.
     @Test func aBigJournalLeavesNoBigFile() throws {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
-        try store.register(Song.self, Playlist.self)
-        let song = Song(); song.title = String(repeating: "x", count: TokyoCabinetJournalFile.keptSize + 1); store.insert(song)
-        let list = Playlist(); list.songs = [song]; store.insert(list)
-        try store.save()
+        let store = try openStoreSavingSongAndPlaylist(directory.path, title: String(repeating: "x", count: TokyoCabinetJournalFile.keptSize + 1)).store
         let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         #expect(size == TokyoCabinetJournalFile.headerSize)
@@ -108,11 +100,7 @@ import Testing
     /// one at the path: a file linked elsewhere since is replaced, not written through.
     @Test func aJournalFileLinkedElsewhereWhileOpenIsReplaced() throws {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
-        try store.register(Song.self, Playlist.self)
-        let song = Song(); store.insert(song)
-        let list = Playlist(); list.songs = [song]; store.insert(list)
-        try store.save()
+        let (store, song, list) = try openStoreSavingSongAndPlaylist(directory.path)
         let path = directory.path + "/" + TokyoCabinetBackend.journalFileName, copy = directory.path + "-elsewhere"
         try FileManager.default.linkItem(atPath: path, toPath: copy)
         let before = try Data(contentsOf: URL(fileURLWithPath: copy))
@@ -123,5 +111,23 @@ import Testing
         store.close()
         try FileManager.default.removeItem(atPath: copy)
         #expect(try songTitles(directory.path) == ["again"])
+    }
+
+    /// A directory planted where the journal file was, while the writer has it
+    /// open: the journal cannot be written, so the save throws (it went on
+    /// without a journal before) and stays pending; once the directory is gone it saves.
+    @Test func aJournalThatCannotBeWrittenStopsTheSaveBeforeAnyFile() throws {
+        let directory = try TemporaryDirectory()
+        let (store, song, list) = try openStoreSavingSongAndPlaylist(directory.path, title: "before")
+        let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        song.title = "after"; list.songs.append(song)
+        #expect(throws: CabinetError.self) { try store.save() }
+        #expect(store.hasUnsavedChanges)
+        try FileManager.default.removeItem(atPath: path)
+        try store.save()
+        store.close()
+        #expect(try songTitles(directory.path) == ["after"])
     }
 }

@@ -84,11 +84,7 @@ import Testing
 
     @Test func savesOfOneFileNeedNoJournalAndSavesOfSeveralLeaveNone() throws {
         let directory = try TemporaryDirectory()
-        let store = try ObjectStore(path: directory.path)
-        try store.register(Song.self, Playlist.self)
-        let song = Song(); store.insert(song)
-        let list = Playlist(); list.songs = [song]; store.insert(list)
-        try store.save()
+        let (store, song, _) = try openStoreSavingSongAndPlaylist(directory.path)
         var favorites = DataBuffer(); favorites.writeReference(song)
         try store.setNamedBuffer(favorites, forName: "F")
         song.title = "changed"

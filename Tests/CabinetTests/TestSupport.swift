@@ -199,15 +199,21 @@ func errorCode(of body: () throws -> Void) -> CabinetError.Code? {
     return nil
 }
 
-/// Saves one song (titled `title`) and a playlist holding it in the store at
-/// `path`: a save of two files, so through the journal.
-func saveSongAndPlaylist(_ path: String, title: String = "saved") throws {
+/// Opens the store at `path` and saves one song (titled `title`) and a
+/// playlist holding it: a save of two files, so through the journal. The store
+/// stays open.
+func openStoreSavingSongAndPlaylist(_ path: String, title: String = "saved") throws -> (store: ObjectStore, song: Song, list: Playlist) {
     let store = try ObjectStore(path: path)
     try store.register(Song.self, Playlist.self)
     let song = Song(); song.title = title; store.insert(song)
     let list = Playlist(); list.songs = [song]; store.insert(list)
     try store.save()
-    store.close()
+    return (store, song, list)
+}
+
+/// The same, closing the store after the save.
+func saveSongAndPlaylist(_ path: String, title: String = "saved") throws {
+    try openStoreSavingSongAndPlaylist(path, title: title).store.close()
 }
 
 /// The titles of every song in the store at `path`, sorted, read by a reader.

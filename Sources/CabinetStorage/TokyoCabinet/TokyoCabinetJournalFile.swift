@@ -48,10 +48,10 @@ package final class TokyoCabinetJournalFile {
     private var fd: Int32 = -1
     /// The length of the journal in the file, 0 when it holds none.
     private var heldLength = 0
-    /// Whether the file may hold a whole journal this open wrote: set once the
-    /// journal's write returned, cleared once the header says none. A write
-    /// that failed before that left no journal to take back.
-    private var mayHoldJournal = false
+    /// What this open knows the file holds. A write that failed before it
+    /// returned left no journal to take back, whatever the path holds now.
+    private enum Holding { case unknown, none, journal }
+    private var holding = Holding.unknown
 
     init(path: String, directory: String, sync: Bool) {
         self.path = path
@@ -64,7 +64,7 @@ package final class TokyoCabinetJournalFile {
     /// Closes the file; with `removing`, a file holding no journal is removed first.
     func close(removing: Bool = false) {
         guard fd >= 0 else { return }
-        if removing && !mayHoldJournal && isStillThePath() { _ = unlink(path) }
+        if removing && holding != .journal && isStillThePath() { _ = unlink(path) }
         closeDescriptor(fd)
         fd = -1
     }
@@ -74,6 +74,7 @@ package final class TokyoCabinetJournalFile {
     /// Writes `journal` whole behind a header saying the file holds it.
     /// If it throws before the write returned, the file holds no journal.
     func write(_ journal: [UInt8]) throws {
+        holding = .none
         try openForWriting()
         var bytes = [UInt8]()
         bytes.reserveCapacity(Self.headerSize + journal.count)
@@ -81,15 +82,16 @@ package final class TokyoCabinetJournalFile {
         bytes.append(contentsOf: journal)
         heldLength = journal.count
         try writeAll(bytes, at: 0, "write journal")
-        mayHoldJournal = true
+        holding = .journal
         if sync && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
     }
 
     /// Marks the file as holding no journal; durable when it returns.
     func remove() throws {
-        if fd >= 0 {
-            guard mayHoldJournal else { return }   // a write that failed decided nothing
-        } else {
+        switch holding {
+        case .none: return   // nothing, or a write that failed and decided nothing
+        case .journal: break
+        case .unknown:
             // Not written by this open: a journal a killed writer left, or none.
             switch try Self.contents(of: path) {
             case .none, .empty, .torn: return
@@ -104,7 +106,7 @@ package final class TokyoCabinetJournalFile {
         }
         try writeAll(Self.header(holding: nil), at: 0, "remove journal")
         if sync && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
-        mayHoldJournal = false
+        holding = .none
         // The header decides; giving back the room of a big journal is housekeeping.
         if heldLength > Self.keptSize { _ = ftruncate(fd, off_t(Self.headerSize)) }
         heldLength = 0
@@ -127,7 +129,6 @@ package final class TokyoCabinetJournalFile {
             if isStillThePath() { return }
             closeDescriptor(fd)
             fd = -1
-            mayHoldJournal = false
         }
         var descriptor = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 && errno != ENOENT { throw DirectoryFiles.failure("open", path) }
