@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Group commit: the write blocks that queue up while one runs are run back to
 /// back on the writer queue, each in a context of its own whose saves go to the
 /// group's staging (`StagedTable`), and the whole group is then written in one
@@ -109,7 +111,7 @@ final class WriteGroup: @unchecked Sendable {
             pendingLists.removeAll()
         }
         let result: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
-        for ticket in waiting { ticket.resolve(result) }
+        CommitTicket.resolve(waiting, with: result)
         if let failure {
             if blockRunning { blockFailure = failure }
             throw failure
@@ -149,12 +151,27 @@ final class CommitTicket: Sendable {
     private let state = Locked(State())
 
     func resolve(_ result: Result<Void, any Error>) {
-        let waiter = state.withLock { state in
+        take(result)?.resume(with: result)
+    }
+
+    /// Records the result; returns the caller waiting for it, if one already is.
+    private func take(_ result: Result<Void, any Error>) -> CheckedContinuation<Void, any Error>? {
+        state.withLock { state in
             state.result = result
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.resume(with: result)
+    }
+
+    /// Resolves a committed group's tickets. The callers already waiting are
+    /// woken from another thread, in one hand-off: each wake-up is a futex call
+    /// that would otherwise cost the writer queue, which runs the next blocks, its time.
+    static func resolve(_ tickets: [CommitTicket], with result: Result<Void, any Error>) {
+        let waiters = tickets.compactMap { $0.take(result) }
+        guard !waiters.isEmpty else { return }
+        DispatchQueue.global(qos: .userInitiated).async {
+            for waiter in waiters { waiter.resume(with: result) }
+        }
     }
 
     /// Returns once the commit is done; throws its error if it failed.
