@@ -30,8 +30,9 @@ extension DataBuffer {
         do {
             try list.forEachLeaf { leaf in
                 for (offset, stored) in leaf.rowIDs.enumerated() {
-                    let rowID = leaf.pending?[offset]?.rowID ?? stored
-                    if rowID == 0, let object = leaf.pending?[offset] { noteUninserted(object) }
+                    let object = leaf.pending[offset]
+                    let rowID = object?.rowID ?? stored
+                    if rowID == 0, let object { noteUninserted(object) }
                     writeUInt32(rowID)
                 }
             }

@@ -29,9 +29,9 @@ final class ListNode {
     var depth = 0
     /// A leaf's row IDs; 0 for an object not inserted when it was added (``objects`` holds it).
     var rowIDs: [UInt32]
-    /// A leaf's objects added in memory, held strongly as an array holds its
-    /// elements (`nil` at positions read from disk); `nil` for a leaf read from disk.
-    var pending: [StoredObject?]?
+    /// A leaf's objects added in memory, by position, held strongly as an array
+    /// holds its elements; empty for a leaf read from disk.
+    var pending: PendingObjects
     /// An inner node's children, in order.
     var children: [ListChild]
     /// The number of elements below this node.
@@ -46,7 +46,7 @@ final class ListNode {
     /// `nil` for a node made in memory, or a stored one whose children were not all known.
     private(set) var replaced: (storage: ListNodeStorage, childIDs: [ListNodeID])?
 
-    init(leaf rowIDs: [UInt32], pending: [StoredObject?]? = nil, storage: ListNodeStorage? = nil) {
+    init(leaf rowIDs: [UInt32], pending: PendingObjects = PendingObjects(), storage: ListNodeStorage? = nil) {
         isLeaf = true
         self.rowIDs = rowIDs
         self.pending = pending
@@ -58,6 +58,7 @@ final class ListNode {
     init(children: [ListChild], storage: ListNodeStorage? = nil) {
         isLeaf = false
         rowIDs = []
+        pending = PendingObjects()
         self.children = children
         count = children.reduce(0) { $0 + $1.count }
         self.storage = storage
@@ -166,20 +167,16 @@ final class ListNode {
         // A full leaf gets a new one for an element added at its end, so a list
         // that grows by appends has full leaves; otherwise it splits in halves.
         if rowIDs.count == ListNode.leafCapacity && index == rowIDs.count {
-            return ListNode(leaf: [rowID], pending: object.map { [$0] })
+            return ListNode(leaf: [rowID], pending: object.map { PendingObjects([$0]) } ?? PendingObjects())
         }
         willChange()
         rowIDs.insert(rowID, at: index)
         count = rowIDs.count
-        if object != nil || pending != nil {
-            if pending == nil { pending = Array(repeating: nil, count: rowIDs.count - 1) }
-            pending!.insert(object, at: index)
-        }
+        pending.insert(object, at: index)
         guard rowIDs.count > ListNode.leafCapacity else { return nil }
         let half = rowIDs.count / 2
-        let right = ListNode(leaf: Array(rowIDs[half...]), pending: pending.map { Array($0[half...]) })
+        let right = ListNode(leaf: Array(rowIDs[half...]), pending: pending.split(at: half))
         rowIDs.removeSubrange(half...)
-        pending?.removeSubrange(half...)
         count = rowIDs.count
         return right
     }
@@ -198,7 +195,7 @@ final class ListNode {
         willChange()
         count -= 1
         if isLeaf {
-            let object = pending?.remove(at: index) ?? nil
+            let object = pending.remove(at: index)
             return (rowIDs.remove(at: index), object)
         }
         let (position, offset) = locate(index)
@@ -217,10 +214,7 @@ final class ListNode {
         willChange()
         if isLeaf {
             rowIDs[index] = rowID
-            if object != nil || pending != nil {
-                if pending == nil { pending = Array(repeating: nil, count: rowIDs.count) }
-                pending![index] = object
-            }
+            pending.set(object, at: index)
             return
         }
         let (position, offset) = locate(index)
@@ -234,10 +228,9 @@ final class ListNode {
     /// A leaf's row IDs as a save writes them: each object added in memory by
     /// its row ID. Throws for an object never inserted.
     func resolvedRowIDs(owner: RecordLocation) throws -> [UInt32] {
-        guard let pending else { return rowIDs }
+        guard !pending.isEmpty else { return rowIDs }
         var ids = rowIDs
-        for (offset, object) in pending.enumerated() {
-            guard let object else { continue }
+        try pending.forEach { offset, object in
             if object.rowID == 0 {
                 throw CabinetError.referenceToUninsertedObject(owner, targetClass: String(describing: type(of: object)))
             }
@@ -257,7 +250,7 @@ final class ListNode {
         if storage != nil { return self }
         let copy: ListNode
         if isLeaf {
-            guard pending != nil else { return self }
+            guard !pending.isEmpty else { return self }
             copy = ListNode(leaf: try resolvedRowIDs(owner: owner))
         } else {
             var resolvedChildren = children

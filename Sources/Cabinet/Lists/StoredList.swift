@@ -68,10 +68,10 @@ public struct StoredList<Element: StoredObject> {
     public init<Elements: Sequence>(_ elements: Elements) where Elements.Element == Element {
         var leaves: [ListNode] = []
         var rowIDs: [UInt32] = []
-        var objects: [StoredObject?] = []
+        var objects: [StoredObject] = []
         func closeLeaf() {
             guard !rowIDs.isEmpty else { return }
-            leaves.append(ListNode(leaf: rowIDs, pending: objects))
+            leaves.append(ListNode(leaf: rowIDs, pending: PendingObjects(objects)))
             rowIDs = []; objects = []
         }
         for element in elements {
@@ -149,7 +149,7 @@ extension StoredList: RandomAccessCollection, MutableCollection {
             precondition(position >= 0 && position < count, "StoredList index \(position) out of range 0..<\(count)")
             do {
                 let (leaf, offset) = try root!.leaf(containing: position, source: source)
-                return object(rowID: leaf.rowIDs[offset], pending: leaf.pending?[offset] ?? nil)
+                return object(rowID: leaf.rowIDs[offset], pending: leaf.pending[offset])
             } catch {
                 fail(error)
                 return Element()
@@ -198,7 +198,7 @@ extension StoredList: RangeReplaceableCollection {
         precondition(position >= 0 && position <= count, "StoredList index \(position) out of range 0...\(count)")
         guard failure == nil else { return }
         guard root != nil else {
-            root = ListNode(leaf: [element.rowID], pending: [element])
+            root = ListNode(leaf: [element.rowID], pending: PendingObjects([element as StoredObject]))
             return
         }
         if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
@@ -259,8 +259,14 @@ extension StoredList: RangeReplaceableCollection {
         do {
             try forEachLeaf { leaf in
                 guard found == nil else { return }
+                // A leaf as read holds row IDs only: found by a scan of them.
+                if leaf.pending.isEmpty {
+                    if element.rowID != 0, let offset = leaf.rowIDs.firstIndex(of: element.rowID) { found = base + offset }
+                    base += leaf.rowIDs.count
+                    return
+                }
                 for offset in leaf.rowIDs.indices {
-                    let pending = leaf.pending?[offset] ?? nil
+                    let pending = leaf.pending[offset]
                     if pending.map({ $0 === element }) ?? (element.rowID != 0 && leaf.rowIDs[offset] == element.rowID) {
                         found = base + offset
                         return
