@@ -32,11 +32,11 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     private var unflushedWrites = false
     /// Counts every change of the file or the handle: a scan of the map that sees
     /// it change under it goes on with Tokyo Cabinet's cursor instead.
-    private var generation = 0
+    var generation = 0
     /// The inner nodes ascending scans have parsed (``TokyoCabinetTreeNodes``).
     private let treeNodes = TokyoCabinetTreeNodes()
     /// Set when a commit finished although a write in it failed (see ``OrderedStorageTable/isDamaged``).
-    private(set) var isDamaged = false
+    var isDamaged = false
 
     init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
         self.directory = directory
@@ -83,7 +83,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     /// Notes that every changed page is in the file (a begun or committed
     /// transaction, a sync, a compaction); each caller also starts a new generation.
-    private func flushed() {
+    func flushed() {
         unflushedWrites = false
     }
 
@@ -160,7 +160,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         }
     }
 
-    private func open() throws -> UnsafeMutablePointer<TCBDB> {
+    func open() throws -> UnsafeMutablePointer<TCBDB> {
         if let handle { return handle }
         guard !isClosed else { throw CabinetError.storeClosed(path: path) }
         let reopened = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
@@ -177,7 +177,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// inside a transaction of the hash file underneath, which the close itself
     /// rolls back: nothing it writes stays. If even that transaction cannot
     /// start, the table says it is damaged, and its owner rebuilds it.
-    private func reopenAfterFailure() {
+    func reopenAfterFailure() {
         guard let bdb = handle else { return }
         handle = nil
         if let hdb = bdb.pointee.hdb, !hdb.pointee.tran {
@@ -190,13 +190,13 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         handle = try? TokyoCabinetOrderedTable.openHandle(path: path, options: options)
     }
 
-    private func failure(_ operation: String) -> CabinetError {
+    func failure(_ operation: String) -> CabinetError {
         guard let handle else { return .storeClosed(path: path) }
         let code = tcbdbecode(handle)
         return .backendFailure(RecordLocation(file: path), operation: operation, code: code, message: String(cString: tcbdberrmsg(code)))
     }
 
-    private var isFatal: Bool { handle?.pointee.hdb?.pointee.fatal ?? false }
+    var isFatal: Bool { handle?.pointee.hdb?.pointee.fatal ?? false }
 
     /// Runs while the header is logged, just before Tokyo Cabinet rewrites it
     /// outside a transaction (a begin, a sync, an optimize, a close): tests tear
@@ -381,83 +381,5 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         }
         let code = tcbdbecode(bdb)
         if code != Int32(TCESUCCESS) && code != Int32(TCENOREC) { throw failure("scan") }
-    }
-
-    func beginTransaction() throws {
-        if options.readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
-        if isFatal { reopenAfterFailure() }
-        let bdb = try open()
-        // The tree rewrites the header before its transaction (and log) begins.
-        guard TokyoCabinetOrderedTable.logHeader(of: bdb) else {
-            let error = failure("begin transaction")
-            reopenAfterFailure()
-            throw error
-        }
-        do {
-            try whileHeaderLogged?()
-        } catch {
-            TokyoCabinetOrderedTable.dropHeaderLog(of: bdb)
-            throw error
-        }
-        defer { generation &+= 1 }
-        guard tcbdbtranbegin(bdb) else {
-            let error = failure("begin transaction")
-            reopenAfterFailure()
-            throw error
-        }
-        flushed()   // tcbdbtranbegin writes the cache's changed pages first
-    }
-
-    func commitTransaction() throws {
-        let bdb = try open()
-        let committed = tcbdbtrancommit(bdb)
-        defer { generation &+= 1 }
-        if committed { flushed() }
-        if committed && isFatal {
-            // Tokyo Cabinet went on after a failed write and committed without it
-            // (it ignores some failures): no log is left to take it back.
-            isDamaged = true
-            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "commit", code: tcbdbecode(bdb),
-                                              message: "a write failed during the commit, which Tokyo Cabinet finished without it: the file must be rebuilt")
-        }
-        guard committed else {
-            // A commit that failed is not a commit: Tokyo Cabinet has rolled the
-            // file back, or left its log for the next open to do it; reopening
-            // (without writing the page cache) and rebuilding finish the job.
-            let error = failure("commit")
-            reopenAfterFailure()
-            rebuildAfterFailedWrite()
-            throw error
-        }
-    }
-
-    func abortTransaction() throws {
-        let bdb = try open()
-        let writeFailed = isFatal
-        let aborted = tcbdbtranabort(bdb)
-        defer { generation &+= 1 }
-        let error = aborted ? nil : failure("abort transaction")
-        // Tokyo Cabinet voids the transaction and keeps its log (the header): spent, emptied for readers.
-        if aborted && !isFatal { TokyoCabinetOrderedTable.dropHeaderLog(of: bdb) }
-        if !aborted || isFatal { reopenAfterFailure() }
-        if writeFailed { rebuildAfterFailedWrite() }
-        if let error { throw error }
-    }
-
-    /// Rewrites the file without free space (a copy renamed over it), the
-    /// header logged while the tree rewrites it in the old file first.
-    private func optimize(_ bdb: UnsafeMutablePointer<TCBDB>) throws -> Bool {
-        try withHeaderLogged(bdb) { tcbdboptimize(bdb, 0, 0, 0, -1, -1, UInt8.max) }
-    }
-
-    /// After a transaction in which a write failed, the hash file under the tree
-    /// may keep a wrong bucket even once rolled back (see TokyoCabinetTable): its
-    /// records are right, so the file is rewritten from them. Best effort; the
-    /// next failed read says so if it did not work.
-    private func rebuildAfterFailedWrite() {
-        guard let bdb = handle, (try? optimize(bdb)) == true else {
-            reopenAfterFailure()
-            return
-        }
     }
 }

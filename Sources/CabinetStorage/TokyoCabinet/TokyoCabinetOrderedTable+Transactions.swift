@@ -1,0 +1,84 @@
+import CTokyoCabinet
+
+/// A B+ tree file's transactions: Tokyo Cabinet's, with the header logged
+/// before the tree rewrites it, and the file reopened and rebuilt after a
+/// failed write (see the type's comment).
+extension TokyoCabinetOrderedTable {
+    func beginTransaction() throws {
+        if options.readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
+        if isFatal { reopenAfterFailure() }
+        let bdb = try open()
+        // The tree rewrites the header before its transaction (and log) begins.
+        guard TokyoCabinetOrderedTable.logHeader(of: bdb) else {
+            let error = failure("begin transaction")
+            reopenAfterFailure()
+            throw error
+        }
+        do {
+            try whileHeaderLogged?()
+        } catch {
+            TokyoCabinetOrderedTable.dropHeaderLog(of: bdb)
+            throw error
+        }
+        defer { generation &+= 1 }
+        guard tcbdbtranbegin(bdb) else {
+            let error = failure("begin transaction")
+            reopenAfterFailure()
+            throw error
+        }
+        flushed()   // tcbdbtranbegin writes the cache's changed pages first
+    }
+
+    func commitTransaction() throws {
+        let bdb = try open()
+        let committed = tcbdbtrancommit(bdb)
+        defer { generation &+= 1 }
+        if committed { flushed() }
+        if committed && isFatal {
+            // Tokyo Cabinet went on after a failed write and committed without it
+            // (it ignores some failures): no log is left to take it back.
+            isDamaged = true
+            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "commit", code: tcbdbecode(bdb),
+                                              message: "a write failed during the commit, which Tokyo Cabinet finished without it: the file must be rebuilt")
+        }
+        guard committed else {
+            // A commit that failed is not a commit: Tokyo Cabinet has rolled the
+            // file back, or left its log for the next open to do it; reopening
+            // (without writing the page cache) and rebuilding finish the job.
+            let error = failure("commit")
+            reopenAfterFailure()
+            rebuildAfterFailedWrite()
+            throw error
+        }
+    }
+
+    func abortTransaction() throws {
+        let bdb = try open()
+        let writeFailed = isFatal
+        let aborted = tcbdbtranabort(bdb)
+        defer { generation &+= 1 }
+        let error = aborted ? nil : failure("abort transaction")
+        // Tokyo Cabinet voids the transaction and keeps its log (the header): spent, emptied for readers.
+        if aborted && !isFatal { TokyoCabinetOrderedTable.dropHeaderLog(of: bdb) }
+        if !aborted || isFatal { reopenAfterFailure() }
+        if writeFailed { rebuildAfterFailedWrite() }
+        if let error { throw error }
+    }
+
+    /// Rewrites the file without free space (a copy renamed over it), the
+    /// header logged while the tree rewrites it in the old file first.
+    func optimize(_ bdb: UnsafeMutablePointer<TCBDB>) throws -> Bool {
+        try withHeaderLogged(bdb) { tcbdboptimize(bdb, 0, 0, 0, -1, -1, UInt8.max) }
+    }
+
+    /// After a transaction in which a write failed, the hash file under the tree
+    /// may keep a wrong bucket even once rolled back (see TokyoCabinetTable): its
+    /// records are right, so the file is rewritten from them. Best effort; the
+    /// next failed read says so if it did not work.
+    func rebuildAfterFailedWrite() {
+        guard let bdb = handle, (try? optimize(bdb)) == true else {
+            reopenAfterFailure()
+            return
+        }
+    }
+}
