@@ -27,7 +27,7 @@ final class ListNode {
     /// How many loads below the root this node was read (0 for a root or a node
     /// made in memory): what ``maximumDepth`` is checked against.
     var depth = 0
-    /// A leaf's row IDs; 0 for an object not inserted when it was added (``objects`` holds it).
+    /// A leaf's row IDs; 0 for an object not inserted when it was added (``pending`` holds it).
     var rowIDs: [UInt32]
     /// A leaf's objects added in memory, by position, held strongly as an array
     /// holds its elements; empty for a leaf read from disk.

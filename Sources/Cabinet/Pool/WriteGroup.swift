@@ -142,7 +142,10 @@ extension WriteGroup {
 }
 
 /// A write block's wait for the commit of its group: resolved once, by the
-/// commit (on the writer queue), awaited by the block's caller.
+/// commit (its result recorded on the writer queue, a caller already waiting
+/// resumed from a global queue), awaited by the block's caller. Callers of two
+/// groups may so return in either order; the ``StorePool/changes`` stream,
+/// published before either, keeps the commits' order.
 final class CommitTicket: Sendable {
     private struct State {
         var result: Result<Void, any Error>?
