@@ -130,4 +130,46 @@ import Testing
         store.close()
         #expect(try songTitles(directory.path) == ["after"])
     }
+
+    /// A reader keeps the journal file open between its read operations
+    /// (`TokyoCabinetJournalProbe`) and asks the path only whether it is still
+    /// that file: a journal written in place, the file removed, and another
+    /// file in its place are each seen at the next read.
+    @Test func aReaderFollowsTheJournalFileChangedInPlaceRemovedAndReplaced() throws {
+        let directory = try TemporaryDirectory()
+        try saveSongAndPlaylist(directory.path, title: "saved")
+        let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
+        let url = URL(fileURLWithPath: path)
+        var journal = SaveJournal()
+        let record = DataBuffer(bytes: [1, 2, 3])
+        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+        let whole = journal.encoded()
+        let pending = Data(TokyoCabinetJournalFile.header(holding: whole) + whole)
+        let done = Data(TokyoCabinetJournalFile.header(holding: nil))
+
+        let reader = try ObjectStore(path: directory.path, readOnly: true)
+        defer { reader.close() }
+        try reader.register(Song.self, Playlist.self)
+        func titles() throws -> [String] { try reader.fetchAll(Song.self).map(\.title) }
+        func refused() -> Bool {
+            expectCabinetError({ _ = try titles() }) { $0.code == .recoveryPending && ($0.reason ?? "").contains(TokyoCabinetBackend.journalFileName) } != nil
+        }
+        #expect(try titles() == ["saved"])
+        try done.write(to: url)
+        #expect(try titles() == ["saved"], "a file holding no journal")
+        let kept = try inode(path)
+        try pending.write(to: url)
+        #expect(try inode(path) == kept)
+        #expect(refused(), "a journal written in place, into the file the reader keeps")
+        try done.write(to: url)
+        #expect(try inode(path) == kept && titles() == ["saved"], "taken back in place")
+        try FileManager.default.removeItem(atPath: path)
+        #expect(try titles() == ["saved"], "removed")
+        try pending.write(to: url)
+        #expect(refused(), "a new file at the path")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        #expect(expectCabinetError({ _ = try titles() }) { $0.description.contains("not a regular file") } != nil,
+                "a directory in its place is named, not read")
+    }
 }

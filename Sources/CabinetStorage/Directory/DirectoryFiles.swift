@@ -90,6 +90,11 @@ package enum DirectoryFiles {
     package final class ReadHandle {
         let path: String
         private let fd: Int32
+        /// The file's device and inode, as opened: a caller keeping the handle
+        /// compares them with the path's to see the file replaced or removed.
+        package let identity: (device: UInt64, inode: UInt64)
+        /// Where the next read starts (reads are positional: `rewind()` costs no call).
+        private var offset = 0
 
         /// `nil` if there is no file at `path`.
         package init?(_ path: String) throws {
@@ -108,7 +113,11 @@ package enum DirectoryFiles {
                                                                     message: "it is not a regular file; move it out of the store directory")
             }
             fd = descriptor
+            identity = (UInt64(status.st_dev), UInt64(status.st_ino))
         }
+
+        /// The next read starts at the file's beginning again.
+        package func rewind() { offset = 0 }
 
         deinit { closeDescriptor(fd) }
 
@@ -118,12 +127,13 @@ package enum DirectoryFiles {
             var chunk = [UInt8](repeating: 0, count: Swift.min(count, 1 << 16))
             while bytes.count < count {
                 let wanted = Swift.min(chunk.count, count - bytes.count)
-                let got = chunk.withUnsafeMutableBytes { readSome(fd, $0.baseAddress, wanted) }
+                let got = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, wanted, off_t(offset)) }
                 if got < 0 {
                     if errno == EINTR { continue }
                     throw failure("read", path)
                 }
                 if got == 0 { break }
+                offset += got
                 bytes.append(contentsOf: chunk[0..<got])
             }
             return bytes
@@ -135,5 +145,4 @@ package enum DirectoryFiles {
 // (and types with a `close()` of their own) they are hidden, and qualifying
 // them (`Glibc.write`) would tie the file to one C library.
 private func writeSome(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
-private func readSome(_ fd: Int32, _ bytes: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, bytes, count) }
 func closeDescriptor(_ fd: Int32) { _ = close(fd) }

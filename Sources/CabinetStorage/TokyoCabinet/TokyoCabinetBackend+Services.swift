@@ -34,7 +34,9 @@ extension TokyoCabinetBackend {
     public func readJournal() throws -> [UInt8]? {
         // A leftover temporary (an older Cabinet's) is a journal that never became one; a reader writes nothing, so leaves it.
         if !options.readOnly { try? DirectoryFiles.remove(journalPath + ".tmp") }
-        switch try TokyoCabinetJournalFile.contents(of: journalPath) {
+        // A reader asks at every read operation: through the file it keeps open.
+        let contents = options.readOnly ? try journalProbe.contents() : try TokyoCabinetJournalFile.contents(of: journalPath)
+        switch contents {
         case .none, .empty, .torn: return nil
         case .journal(let bytes), .legacy(let bytes), .unreadable(let bytes): return bytes
         }

@@ -75,6 +75,8 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     var readerStamps: [String: TokyoCabinetTable.ReadingStamp] = [:]
     /// The journal file, kept open by a writer once its first save of several files wrote it.
     lazy var journalFile = TokyoCabinetJournalFile(path: journalPath, directory: path, sync: options.syncOnCommit)
+    /// A reader's kept look at the journal file, at every read operation (see ``TokyoCabinetJournalProbe``).
+    let journalProbe: TokyoCabinetJournalProbe
 
     /// Opens the store directory at `directory` (creating it if missing, unless
     /// `options` say otherwise) and locks it.
@@ -89,6 +91,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     public init(directory: String, options: Options = Options()) throws {
         path = directory
         self.options = options
+        journalProbe = TokyoCabinetJournalProbe(path: directory + "/" + TokyoCabinetBackend.journalFileName)
         let mayCreate = options.createIfMissing && !options.readOnly
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {

@@ -196,6 +196,12 @@ package final class TokyoCabinetJournalFile {
     /// What the file at `path` holds, reading only its header unless it holds a journal.
     static func contents(of path: String) throws -> Contents {
         guard let file = try DirectoryFiles.ReadHandle(path) else { return .none }
+        return try contents(reading: file)
+    }
+
+    /// What `file` holds, read from its beginning: its header, then the journal if it holds one.
+    static func contents(reading file: DirectoryFiles.ReadHandle) throws -> Contents {
+        file.rewind()
         let header = try file.read(upTo: headerSize)
         // Empty, or zeros: made, then a power loss before its first write reached the disk.
         if header.allSatisfy({ $0 == 0 }) { return .empty }
