@@ -124,6 +124,9 @@ extension ObjectStore {
             gathered.append(object)
             stop = gathered.count == limit
         }
+        // None: the standard library's initializer would store the count of 0 into
+        // the one empty-array storage every thread shares (a race ThreadSanitizer reports).
+        guard !gathered.isEmpty else { return [] }
         return [T](unsafeUninitializedCapacity: gathered.count) { buffer, count in
             for (index, object) in gathered.enumerated() {
                 buffer.initializeElement(at: index, to: unsafeDowncast(object, to: T.self))   // each was handed over as a T
