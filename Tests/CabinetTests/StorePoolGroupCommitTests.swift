@@ -270,4 +270,52 @@ private func insertSong(_ title: String) -> @Sendable (ObjectStore) throws -> UI
         #expect(try await titles(pool) == ["a", "b", "c", "d"])
         try await pool.close()
     }
+    /// A write block's context is closed by its caller once the commit is
+    /// done, off the writer queue: by the time `write` returns, the block's
+    /// objects are freed, whether the block saved or threw, and so is every
+    /// object of a group's blocks, each closed on its own caller's thread.
+    @Test(arguments: BackendKind.allCases)
+    func aWriteBlocksObjectsAreFreedByTheTimeItsCallerIsTold(_ kind: BackendKind) async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try openPool(kind, directory)
+        let saved = WeakObjects()
+        let row = try await pool.write { store in
+            let song = Song(); song.title = "kept"
+            let list = Playlist(); list.title = "mix"; list.songs = [song]
+            store.insert(song); store.insert(list)
+            saved.add(song); saved.add(list)
+            return song.rowID
+        }
+        #expect(saved.alive == 0, "the saved block's objects are freed when write returns")
+        let thrown = WeakObjects()
+        await #expect(throws: Refused.self) {
+            try await pool.write { store in
+                let song = try #require(try store.fetch(Song.self, rowID: row))
+                song.title = "changed, then thrown"
+                thrown.add(song)
+                throw Refused()
+            }
+        }
+        #expect(thrown.alive == 0, "the thrown block's objects are freed when write throws")
+        let grouped = WeakObjects()
+        let results = await runGrouped(pool, (0..<6).map { index in
+            { @Sendable store in
+                let song = Song(); song.title = "grouped \(index)"; store.insert(song)
+                grouped.add(song)
+                return song.rowID
+            }
+        })
+        for result in results { _ = try result.get() }
+        #expect(grouped.alive == 0)
+        #expect(try await titles(pool) == Set(["kept"] + (0..<6).map { "grouped \($0)" }))
+        try await pool.close()
+    }
+}
+
+/// Weak references to objects made inside blocks, to see them freed from outside.
+private final class WeakObjects: Sendable {
+    private struct Reference: @unchecked Sendable { weak var object: StoredObject? }
+    private let references = Mutex<[Reference]>([])
+    func add(_ object: StoredObject) { references.withLock { $0.append(Reference(object: object)) } }
+    var alive: Int { references.withLock { $0.count(where: { $0.object != nil }) } }
 }

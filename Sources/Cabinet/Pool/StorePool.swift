@@ -152,10 +152,12 @@ public final class StorePool: Sendable {
         try core.admit()
         defer { core.leave() }
         core.writerArriving()
-        let (outcome, ticket) = await withTaskExecutorPreference(writer) { await runWrite(block) }
+        let (outcome, ticket, finished) = await withTaskExecutorPreference(writer) { await runWrite(block) }
         // Told only once the group holding the block's saves is committed (off the writer queue, which runs the next blocks).
         var commitFailure: (any Error)?
         do { try await ticket.wait() } catch { commitFailure = error }
+        // The block's context is closed here, on the caller's thread, not by the writer queue.
+        finished?.close()
         // The block's own error first: it is why the caller's changes were not saved.
         let value = try outcome.get()
         if let commitFailure { throw commitFailure }
@@ -222,21 +224,24 @@ public final class StorePool: Sendable {
     /// Runs a write block in a context of its own, on the writer queue, and
     /// saves it into the commit group (see `WriteGroup`); commits the group if
     /// no other write block waits to join it. Returns what the block returned
-    /// or threw, and the ticket of the commit its caller waits for.
+    /// or threw, the ticket of the commit its caller waits for, and the block's
+    /// context for the caller to close (see ``FinishedContext``).
     #if hasAttribute(concurrent)
     @concurrent
     #endif
-    private nonisolated func runWrite<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async -> (Result<T, any Error>, CommitTicket) {
-        func run() -> (Result<T, any Error>, CommitTicket) {
+    private nonisolated func runWrite<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async
+        -> (Result<T, any Error>, CommitTicket, FinishedContext?) {
+        func run() -> (Result<T, any Error>, CommitTicket, FinishedContext?) {
             core.writerStarting()
             var outcome: Result<T, any Error>
+            var finished: FinishedContext?
             do {
                 let store = try core.makeContext(writes: true)
                 defer {
                     // An upgrade or compact in the block wrote the tables itself; a
                     // journal it could not finish is the pool's to finish next.
                     if store.journalAwaitsReplay { core.journalAwaitsReplay = true }
-                    store.close()
+                    finished = FinishedContext(store)
                 }
                 let value = try block(store)
                 try store.save()
@@ -247,7 +252,7 @@ public final class StorePool: Sendable {
             let (ticket, failure) = core.writerFinished()
             // A commit inside the block failed: its earlier saves are gone with the group.
             if let failure, case .success = outcome { outcome = .failure(failure) }
-            return (outcome, ticket)
+            return (outcome, ticket, finished)
         }
         // A backend without thread-safe reads: the whole block (and the commit) holds the lock.
         return core.concurrent ? run() : core.lock.writing(run)
