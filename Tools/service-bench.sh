@@ -7,20 +7,23 @@
 # directory seeded with SEED_NOTES loose notes and a notebook of NOTEBOOK_NOTES notes:
 #   1. GET /health (no store: the HTTP stack's own ceiling on this machine), GET,
 #      list, PUT and POST at 16 and 64 connections, BENCH_SECONDS each;
-#   2. POST appending to the big notebook, at 16 and 64;
+#   2. POST appending to the big notebook, at 16 and 64; then RATIO_PAIRS (3)
+#      pairs of a plain POST run and a notebook run back to back, whose median
+#      ratio is the notebook check (one run's rate here wanders by a quarter);
 #   3. GET's p99 alone, then with a POST load beside it (two wrk at once): as
 #      fast as the POSTs go, then paced (16 connections, each waiting PACE_MS
 #      before each request, default 8: at most 2,000 writes a second);
 #   4. kill -9 in the middle of a POST load whose acknowledged IDs are recorded,
 #      a restart, and a GET of every acknowledged ID.
 # Prints a table (Tools/service-bench/report.py) and keeps the raw wrk output in
-# $WORK when KEEP_WORK=1. About 9 minutes with the defaults.
+# $WORK when KEEP_WORK=1. About 13 minutes with the defaults.
 set -euo pipefail
 
 BENCH_SECONDS="${BENCH_SECONDS:-8}"
 SEED_NOTES="${SEED_NOTES:-10000}"
 NOTEBOOK_NOTES="${NOTEBOOK_NOTES:-100000}"
 PACE_MS="${PACE_MS:-8}"
+RATIO_PAIRS="${RATIO_PAIRS:-3}"
 CEILING="${CEILING-notes-service-dictionary}"
 source "$(dirname "$0")/service-bench/common.sh"
 LUA="$ROOT/Tools/service-bench/routes.lua"
@@ -65,6 +68,20 @@ rate_routes() {
     done
 }
 
+# notebook_pairs SERVICE: the notebook check, RATIO_PAIRS times at 16 and 64
+# connections, a plain POST run right before each notebook run. On a shared
+# machine one run's rate wanders by a quarter from the next; a ratio of two
+# runs made back to back, and the median of several, is what the check uses.
+notebook_pairs() {
+    local service="$1" c round
+    for round in $(seq 1 "$RATIO_PAIRS"); do
+        for c in 16 64; do
+            run_wrk "$service" "pair-post-c$c-r$round" 2 "$c" ROUTE=post
+            run_wrk "$service" "pair-notebook-c$c-r$round" 2 "$c" ROUTE=post POST_PATH="/notebooks/$NOTEBOOK/notes"
+        done
+    done
+}
+
 if [ -n "$CEILING" ]; then
     start_seeded "$CEILING"
     rate_routes "$CEILING"
@@ -75,6 +92,7 @@ for service in $SERVICES; do
     data="$WORK/data-$service"
     start_seeded "$service"
     rate_routes "$service"
+    notebook_pairs "$service"
 
     # Reads alone, then the same reads beside a POST load (one wrk thread each).
     run_wrk "$service" "get-alone" 1 16 ROUTE=get
@@ -108,4 +126,4 @@ for service in $SERVICES; do
 done
 
 echo
-python3 "$ROOT/Tools/service-bench/report.py" "$RESULTS" "$BENCH_SECONDS" "$SEED_NOTES" "$NOTEBOOK_NOTES" "$PACE_MS"
+python3 "$ROOT/Tools/service-bench/report.py" "$RESULTS" "$BENCH_SECONDS" "$SEED_NOTES" "$NOTEBOOK_NOTES" "$PACE_MS" "$RATIO_PAIRS"

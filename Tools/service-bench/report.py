@@ -1,12 +1,14 @@
 """The table of make service-bench (Tools/service-bench.sh) from its results file.
 
-usage: report.py RESULTS_JSONL SECONDS SEED_NOTES NOTEBOOK_NOTES [PACE_MS]
+usage: report.py RESULTS_JSONL SECONDS SEED_NOTES NOTEBOOK_NOTES [PACE_MS [RATIO_PAIRS]]
 """
 import json
+import statistics
 import sys
 
 path, seconds, seed_notes, notebook_notes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 pace_ms = sys.argv[5] if len(sys.argv) > 5 else None
+pairs = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 results = {}
 for line in open(path):
     row = json.loads(line)
@@ -63,7 +65,27 @@ for route in ("put", "post"):
 print()
 print("| check | GRDB | Cabinet | target | |")
 print("| --- | --- | --- | --- | --- |")
+
+
+def pair_ratios(service, c):
+    """The notebook ÷ plain POST ratio of each back-to-back pair of runs."""
+    ratios = []
+    for r in range(1, pairs + 1):
+        plain, notebook = result(service, f"pair-post-c{c}-r{r}"), result(service, f"pair-notebook-c{c}-r{r}")
+        if plain and notebook and plain["rps"]:
+            ratios.append(notebook["rps"] / plain["rps"])
+    return ratios
+
+
 for c in (16, 64):
+    cells = [pair_ratios(service, c) for service in (GRDB, CABINET)]
+    if cells[1]:
+        text = [f"{statistics.median(r):.2f}× ({' '.join(f'{x:.2f}' for x in r)})" if r else "—" for r in cells]
+        median = statistics.median(cells[1])
+        print(f"| POST to the {notebook_notes:,}-note notebook ÷ plain POST, {c} conns, median of {len(cells[1])} pairs | "
+              f"{text[0]} | {text[1]} | ≥ 0.8× | {verdict(median >= 0.8)} |")
+        continue
+    # Without pairs (RATIO_PAIRS=0): the two rate runs.
     cells = []
     for service in (GRDB, CABINET):
         plain, notebook = result(service, f"post-c{c}"), result(service, f"post-notebook-c{c}")
