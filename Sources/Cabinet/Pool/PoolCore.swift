@@ -96,15 +96,20 @@ final class PoolCore: Sendable {
         group.beginBlock()
     }
 
-    /// A write block ended: its ticket, and the failure a commit inside it
-    /// left. Commits the group if no other block is about to join it, or it is full.
-    func writerFinished() -> (CommitTicket, (any Error)?) {
-        let ended = group.endBlock()
+    /// A write block ended: its ticket (holding `waiter`), whether that waits
+    /// for the group's commit, and the failure a commit inside the block left.
+    /// Nothing is committed yet: the caller records the block's outcome, then
+    /// calls ``commitIfLast()``.
+    func writerEnded(waiter: CheckedContinuation<Void, any Error>) -> (ticket: CommitTicket, waitsForCommit: Bool, failure: (any Error)?) {
+        group.endBlock(waiter: waiter)
+    }
+
+    /// Commits the group if no other write block is about to join it, or it is full.
+    func commitIfLast() {
         if group.hasMembers && (group.isFull || state.withLock({ $0.writersArriving }) == 0) {
             // The members learn a failure from their tickets.
             try? commitGroup(holdingLock: !concurrent)
         }
-        return ended
     }
 
     /// Commits the group's staging now, under the pool's lock exclusively

@@ -152,10 +152,21 @@ public final class StorePool: Sendable {
         try core.admit()
         defer { core.leave() }
         core.writerArriving()
-        let (outcome, ticket, finished) = await withTaskExecutorPreference(writer) { await runWrite(block) }
-        // Told only once the group holding the block's saves is committed (off the writer queue, which runs the next blocks).
+        let call = WriteCall<T>()
+        // The caller waits once: from handing the block to the writer queue until
+        // the commit holding its saves is done (see `WriteCall`).
         var commitFailure: (any Error)?
-        do { try await ticket.wait() } catch { commitFailure = error }
+        do {
+            try await withoutActuallyEscaping(block) { block in
+                call.block = block
+                try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+                    writer.run { self.runWrite(call, telling: waiter) }
+                }
+            }
+        } catch {
+            commitFailure = error
+        }
+        guard let (outcome, finished) = call.recorded else { preconditionFailure("Cabinet: a write block's caller was resumed before the block ran") }
         // The block's context is closed here, on the caller's thread, not by the writer queue.
         finished?.close()
         // The block's own error first: it is why the caller's changes were not saved.
@@ -223,19 +234,18 @@ public final class StorePool: Sendable {
 
     /// Runs a write block in a context of its own, on the writer queue, and
     /// saves it into the commit group (see `WriteGroup`); commits the group if
-    /// no other write block waits to join it. Returns what the block returned
-    /// or threw, the ticket of the commit its caller waits for, and the block's
-    /// context for the caller to close (see ``FinishedContext``).
-    #if hasAttribute(concurrent)
-    @concurrent
-    #endif
-    private nonisolated func runWrite<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async
-        -> (Result<T, any Error>, CommitTicket, FinishedContext?) {
-        func run() -> (Result<T, any Error>, CommitTicket, FinishedContext?) {
+    /// no other write block waits to join it. Records in `call` what the block
+    /// returned or threw and its context, for the caller to close (see
+    /// ``FinishedContext``); `waiter` is resumed once the group is committed.
+    private nonisolated func runWrite<T: Sendable>(_ call: WriteCall<T>, telling waiter: CheckedContinuation<Void, any Error>) {
+        func run() {
             core.writerStarting()
             var outcome: Result<T, any Error>
             var finished: FinishedContext?
             do {
+                // The caller's closure is let go here, before the caller can be resumed.
+                defer { call.block = nil }
+                guard let block = call.block else { preconditionFailure("Cabinet: a write block ran twice") }
                 let store = try core.makeContext(writes: true)
                 defer {
                     // An upgrade or compact in the block wrote the tables itself; a
@@ -249,12 +259,14 @@ public final class StorePool: Sendable {
             } catch {
                 outcome = .failure(error)
             }
-            let (ticket, failure) = core.writerFinished()
+            let (ticket, waitsForCommit, failure) = core.writerEnded(waiter: waiter)
             // A commit inside the block failed: its earlier saves are gone with the group.
             if let failure, case .success = outcome { outcome = .failure(failure) }
-            return (outcome, ticket, finished)
+            call.record(outcome, finished: finished)
+            // All of the call is recorded: from here its caller may be resumed.
+            if waitsForCommit { core.commitIfLast() } else { ticket.resolve(.success(())) }
         }
         // A backend without thread-safe reads: the whole block (and the commit) holds the lock.
-        return core.concurrent ? run() : core.lock.writing(run)
+        core.concurrent ? run() : core.lock.writing(run)
     }
 }

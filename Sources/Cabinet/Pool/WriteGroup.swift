@@ -60,19 +60,19 @@ final class WriteGroup: @unchecked Sendable {
         committedInBlock = false
     }
 
-    /// After a block: its ticket, which waits for the commit if anything is
-    /// staged (its saves, or earlier blocks' it may have read), and the failure
-    /// a commit inside it left, if any.
-    func endBlock() -> (CommitTicket, (any Error)?) {
+    /// After a block: its ticket, holding `waiter` (the block's caller, resumed
+    /// with the commit's result), whether it waits for the group's commit (if
+    /// anything is staged: its saves, or earlier blocks' it may have read), and
+    /// the failure a commit inside the block left, if any. A ticket that waits
+    /// for nothing is not resolved here: the caller records the block's outcome
+    /// first, then resolves it.
+    func endBlock(waiter: CheckedContinuation<Void, any Error>) -> (ticket: CommitTicket, waitsForCommit: Bool, failure: (any Error)?) {
         blockRunning = false
-        let ticket = CommitTicket()
-        if staging.hasStagedRecords || !pendingLists.isEmpty {
-            members.append(ticket)
-        } else {
-            ticket.resolve(.success(()))
-        }
+        let ticket = CommitTicket(waiter: waiter)
+        let waits = staging.hasStagedRecords || !pendingLists.isEmpty
+        if waits { members.append(ticket) }
         defer { blockFailure = nil }
-        return (ticket, blockFailure)
+        return (ticket, waits, blockFailure)
     }
 
     /// A save staged what `summary` says.
@@ -141,51 +141,40 @@ extension WriteGroup {
     }
 }
 
-/// A write block's wait for the commit of its group: resolved once, by the
-/// commit (its result recorded on the writer queue, a caller already waiting
-/// resumed from a global queue), awaited by the block's caller. Callers of two
-/// groups may so return in either order; the ``StorePool/changes`` stream,
-/// published before either, keeps the commits' order.
+/// A write block's wait for the commit of its group: made when the block ends,
+/// holding its caller's continuation, and resolved once, by the commit (or at
+/// once when the block staged nothing). The callers of a committed group are
+/// resumed from a global queue in one hand-off, so callers of two groups may
+/// return in either order; the ``StorePool/changes`` stream, published before
+/// either, keeps the commits' order.
 final class CommitTicket: Sendable {
-    private struct State {
-        var result: Result<Void, any Error>?
-        var waiter: CheckedContinuation<Void, any Error>?
-    }
-    private let state = Locked(State())
+    private let waiter = Locked<CheckedContinuation<Void, any Error>?>(nil)
 
+    init(waiter: CheckedContinuation<Void, any Error>) {
+        self.waiter.withLock { $0 = waiter }
+    }
+
+    /// Resumes the caller now, on this thread.
     func resolve(_ result: Result<Void, any Error>) {
-        take(result)?.resume(with: result)
+        take()?.resume(with: result)
     }
 
-    /// Records the result; returns the caller waiting for it, if one already is.
-    private func take(_ result: Result<Void, any Error>) -> CheckedContinuation<Void, any Error>? {
-        state.withLock { state in
-            state.result = result
-            defer { state.waiter = nil }
-            return state.waiter
+    /// The caller's continuation, the first time it is asked for.
+    private func take() -> CheckedContinuation<Void, any Error>? {
+        waiter.withLock { waiter in
+            defer { waiter = nil }
+            return waiter
         }
     }
 
-    /// Resolves a committed group's tickets. The callers already waiting are
-    /// woken from another thread, in one hand-off: each wake-up is a futex call
-    /// that would otherwise cost the writer queue, which runs the next blocks, its time.
+    /// Resolves a committed group's tickets. Their callers are resumed from
+    /// another thread, in one hand-off: each wake-up is a futex call that would
+    /// otherwise cost the writer queue, which runs the next blocks, its time.
     static func resolve(_ tickets: [CommitTicket], with result: Result<Void, any Error>) {
-        let waiters = tickets.compactMap { $0.take(result) }
+        let waiters = tickets.compactMap { $0.take() }
         guard !waiters.isEmpty else { return }
         DispatchQueue.global(qos: .userInitiated).async {
             for waiter in waiters { waiter.resume(with: result) }
-        }
-    }
-
-    /// Returns once the commit is done; throws its error if it failed.
-    func wait() async throws {
-        if let result = state.withLock({ $0.result }) { return try result.get() }
-        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            let result = state.withLock { state in
-                if state.result == nil { state.waiter = waiter }
-                return state.result
-            }
-            if let result { waiter.resume(with: result) }
         }
     }
 }
