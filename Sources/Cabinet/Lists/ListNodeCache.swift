@@ -22,9 +22,21 @@ final class ListNodeCache {
     static let capacity = 4_096
 
     /// What a node holds as stored: a leaf's row IDs, or an inner node's children (their counts and IDs).
-    enum Content {
-        case leaf([UInt32])
-        case inner([(count: Int, id: ListNodeID)])
+    ///
+    /// A struct, not an enum with a case for each: Swift marks which case such
+    /// an enum holds in the high bits of its array's pointer, where
+    /// LeakSanitizer does not recognize the pointer, so a cache still alive when
+    /// a process exited showed every inner node it held as leaked (`make asan`:
+    /// now and then, a kill-point child; see docs/CRASHPOINTS.md).
+    struct Content {
+        /// A leaf's row IDs; empty for an inner node.
+        let rowIDs: [UInt32]
+        /// An inner node's children; empty for a leaf.
+        let children: [(count: Int, id: ListNodeID)]
+        let isLeaf: Bool
+
+        static func leaf(_ rowIDs: [UInt32]) -> Content { Content(rowIDs: rowIDs, children: [], isLeaf: true) }
+        static func inner(_ children: [(count: Int, id: ListNodeID)]) -> Content { Content(rowIDs: [], children: children, isLeaf: false) }
     }
 
     private var entries: [ListNodeStorage: Content] = [:]
@@ -37,10 +49,8 @@ final class ListNodeCache {
     func node(_ storage: ListNodeStorage) -> ListNode? {
         guard let content = entries[storage] else { return nil }
         hits += 1
-        switch content {
-        case .leaf(let rowIDs): return ListNode(leaf: rowIDs, storage: storage)
-        case .inner(let children): return ListNode(children: children.map { ListChild(count: $0.count, id: $0.id) }, storage: storage)
-        }
+        if content.isLeaf { return ListNode(leaf: content.rowIDs, storage: storage) }
+        return ListNode(children: content.children.map { ListChild(count: $0.count, id: $0.id) }, storage: storage)
     }
 
     func contains(_ storage: ListNodeStorage) -> Bool { entries[storage] != nil }
