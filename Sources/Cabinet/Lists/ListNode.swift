@@ -14,12 +14,18 @@
 final class ListNode {
     /// Leaves hold up to this many row IDs (2 KiB): a save of an append writes one leaf of at most this.
     static let leafCapacity = 512
-    /// Inner nodes hold up to this many children (a node of 2.5 KiB): 100,000 elements fit in three levels.
-    static let innerCapacity = 128
+    /// Inner nodes are written with up to this many children (a node of 650
+    /// bytes): 100,000 elements fit in three levels. Narrow, because a pool's
+    /// write block that appends copies the inner node above the last leaf, and
+    /// copying and freeing 128 children was about 7 % of a notebook append's
+    /// instructions (`poolbench pool-list-append` under callgrind). A node
+    /// read from disk may be wider (versions before wrote up to 128); it is
+    /// read and changed as any other.
+    static let innerCapacity = 32
 
-    /// No stored tree is deeper than this (128 children per level hold 2^31
-    /// elements in five): a deeper one read from disk is damaged, perhaps a
-    /// node that names an ancestor, and reading on would never end.
+    /// No stored tree is deeper than this (leaves of 512 under five levels of
+    /// 32 children hold 2^34 elements): a deeper one read from disk is damaged,
+    /// perhaps a node that names an ancestor, and reading on would never end.
     static let maximumDepth = 24
 
     /// `true` for a leaf.
