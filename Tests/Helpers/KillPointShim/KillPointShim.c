@@ -41,6 +41,11 @@ __attribute__((constructor)) static void killpoint_init(void) {
     if ((value = getenv("CABINET_KILLPOINT_ERRNO"))) fail_errno = atoi(value);
     if ((value = getenv("CABINET_KILLPOINT_ARM")) && strcmp(value, "wait") == 0) armed = 0;
     log_path = getenv("CABINET_KILLPOINT_LOG");
+    // The shim is for this process only. Under `make asan` it is built with
+    // AddressSanitizer, so a process it was preloaded into without that runtime
+    // fails to start: the symbolizer that the sanitizer starts to name a
+    // report's frames was such a process, and reports came out as addresses.
+    unsetenv("LD_PRELOAD");
 }
 
 void cabinet_killpoint_arm(void) { __atomic_store_n(&armed, 1, __ATOMIC_SEQ_CST); }
