@@ -32,16 +32,31 @@ RESULTS="$WORK/results.jsonl"
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk"; exit 1; }
 build_services
 
+# service_cpu_ticks: the running service's user + system CPU time so far, in
+# clock ticks (/proc/PID/stat, fields 14 and 15); empty once it is gone.
+service_cpu_ticks() {
+    sed 's/^.*) //' "/proc/$SERVICE_PID/stat" 2>/dev/null | awk '{print $12 + $13}' || true
+}
+CLOCK_TICKS="$(getconf CLK_TCK)"
+
 # run_wrk SERVICE LABEL THREADS CONNECTIONS [VAR=value ...]: one wrk run against the
-# running service; its result line goes into RESULTS, labelled.
+# running service; its result line goes into RESULTS, labelled, with the CPU
+# seconds the service spent meanwhile (service_cpu_s: a run's rate on this shared
+# machine wanders with how fast its CPU runs, the CPU a request costs much less).
 run_wrk() {
     local service="$1" label="$2" threads="$3" connections="$4"; shift 4
     local raw="$WORK/wrk-$service-$label.txt"
+    local before; before="$(service_cpu_ticks)"
     env FIRST_NOTE="$FIRST" LAST_NOTE="$LAST" "$@" \
         wrk -t"$threads" -c"$connections" -d"${BENCH_SECONDS}s" --latency -s "$LUA" \
         "http://127.0.0.1:$SERVICE_PORT" >"$raw" 2>&1 || { cat "$raw"; return 1; }
+    local after; after="$(service_cpu_ticks)"
+    local cpu=""
+    if [ -n "$before" ] && [ -n "$after" ]; then
+        cpu=",\"service_cpu_s\":$(awk -v a="$after" -v b="$before" -v t="$CLOCK_TICKS" 'BEGIN { printf "%.2f", (a - b) / t }')"
+    fi
     local line; line="$(sed -n 's/^result //p' "$raw")"
-    echo "{\"service\":\"$service\",\"label\":\"$label\",\"connections\":$connections,\"result\":$line}" >>"$RESULTS"
+    echo "{\"service\":\"$service\",\"label\":\"$label\",\"connections\":$connections,\"result\":$line$cpu}" >>"$RESULTS"
     printf '  %-22s %s\n' "$label" "$line"
 }
 

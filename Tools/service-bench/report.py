@@ -67,6 +67,24 @@ print("| check | GRDB | Cabinet | target | |")
 print("| --- | --- | --- | --- | --- |")
 
 
+def cpu_per_request(service, label):
+    """The service's CPU microseconds a request over one run, if it was measured."""
+    row = results.get((service, label))
+    if not row or "service_cpu_s" not in row or not row["result"]["requests"]:
+        return None
+    return row["service_cpu_s"] * 1e6 / row["result"]["requests"]
+
+
+def pair_cpu(service, c):
+    """Each pair's CPU a request (µs), plain POST and notebook POST."""
+    rows = []
+    for r in range(1, pairs + 1):
+        plain, notebook = cpu_per_request(service, f"pair-post-c{c}-r{r}"), cpu_per_request(service, f"pair-notebook-c{c}-r{r}")
+        if plain and notebook:
+            rows.append((plain, notebook))
+    return rows
+
+
 def pair_ratios(service, c):
     """The notebook ÷ plain POST ratio of each back-to-back pair of runs."""
     ratios = []
@@ -84,6 +102,12 @@ for c in (16, 64):
         median = statistics.median(cells[1])
         print(f"| POST to the {notebook_notes:,}-note notebook ÷ plain POST, {c} conns, median of {len(cells[1])} pairs | "
               f"{text[0]} | {text[1]} | ≥ 0.8× | {verdict(median >= 0.8)} |")
+        # What the service's CPU says of the same runs: a request's cost, which wanders less than a rate.
+        cpu = [pair_cpu(service, c) for service in (GRDB, CABINET)]
+        if all(cpu):
+            text = [f"{statistics.median(p for p, _ in rows):.0f} / {statistics.median(n for _, n in rows):.0f} µs"
+                    for rows in cpu]
+            print(f"| … service CPU a request, plain / notebook POST, {c} conns, medians | {text[0]} | {text[1]} | | |")
         continue
     # Without pairs (RATIO_PAIRS=0): the two rate runs.
     cells = []
