@@ -240,7 +240,10 @@ final class ListNode {
             if object.rowID == 0 {
                 throw CabinetError.referenceToUninsertedObject(owner, targetClass: String(describing: type(of: object)))
             }
-            ids[offset] = object.rowID
+            // Written only where it differs: an object inserted before it was
+            // added has its row ID here already, and the leaf's 2 KiB are then
+            // shared, not copied (a pool block appends an inserted note so).
+            if ids[offset] != object.rowID { ids[offset] = object.rowID }
         }
         return ids
     }

@@ -52,6 +52,16 @@ extension ObjectStore {
             }
         }
         // The group is not in memory as pending changes: nothing to mark decided.
-        try commitThroughJournal(journal, decided: {})
+        // Its tables take the staged records in the journal's order, as its replay
+        // would write them, without decoding the journal just encoded.
+        try commitThroughJournal(journal, decided: {}, applying: {
+            try self.applyInTransactions { put in
+                for table in tables {
+                    try table.forEachStaged { key, value in
+                        try withRecordBytes(key, value) { key, value in try put(table.name, key, value) }
+                    }
+                }
+            }
+        })
     }
 }

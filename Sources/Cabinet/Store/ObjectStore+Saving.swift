@@ -135,8 +135,14 @@ extension ObjectStore {
     /// the journal is replayed at once, and only if that fails too does this
     /// throw `saveNotFinished`, saying the next save, read or open finishes it.
     /// If no file took any of it, the journal is removed and the error thrown.
-    func commitThroughJournal(_ journal: borrowing SaveJournal, decided: () -> Void) throws {
+    ///
+    /// `applying` writes the journal's records to their tables instead of its
+    /// replay (``applyJournal(_:)``), as ``applyInTransactions(_:)`` does: a
+    /// group commit hands its staged records, rather than decode what it just encoded.
+    func commitThroughJournal(_ journal: borrowing SaveJournal, decided: () -> Void,
+                              applying: (() throws -> Void)? = nil) throws {
         let bytes = journal.encoded()
+        let apply = applying ?? { try self.applyJournal(bytes) }
         guard bytes.count <= StorageLimits.largestValue else {
             throw CabinetError.valueTooLarge(RecordLocation(file: backend.services.journalLocation),
                                              size: bytes.count, limit: StorageLimits.largestValue)
@@ -144,7 +150,7 @@ extension ObjectStore {
         guard backend.services.needsJournal else {
             // A backend whose tables commit together needs no file: the tables take it directly.
             do {
-                try applyJournal(bytes)
+                try apply()
             } catch let failure as JournalApplyFailure {
                 if failure.committedTables > 0 { decided() }
                 throw failure.error
@@ -161,7 +167,7 @@ extension ObjectStore {
         }
         // From here the journal is the save: it is replayed at the next open if need be.
         do {
-            try applyJournal(bytes)
+            try apply()
         } catch let failure as JournalApplyFailure {
             if failure.committedTables == 0, (try? backend.services.removeJournal()) != nil {
                 throw failure.error
@@ -184,15 +190,27 @@ extension ObjectStore {
     /// Replays a journal into its tables, one transaction per table. On failure
     /// throws a ``JournalApplyFailure`` that says how many had committed before it.
     func applyJournal(_ bytes: [UInt8]) throws {
+        let location = RecordLocation(file: backend.services.journalLocation)
+        try applyInTransactions { put in try SaveJournal.replay(bytes, location: location, put) }
+    }
+
+    /// Writes the records `records` hands to `put` (a table's name, a key, a
+    /// value or `nil` to delete), each table in one transaction begun at its
+    /// first record, then commits them all. On failure throws a
+    /// ``JournalApplyFailure`` that says how many tables had committed before it.
+    func applyInTransactions(_ records: (_ put: (String, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws -> Void) throws {
         var tables: [String: any StorageTable] = [:]
         var begun: [any StorageTable] = []
         var committed = 0
         var committing = false
         do {
-            let location = RecordLocation(file: backend.services.journalLocation)
-            try SaveJournal.replay(bytes, location: location) { name, key, value in
+            // Records come table by table: the last table is asked for first.
+            var last: (name: String, table: any StorageTable)?
+            try records { name, key, value in
                 let table: any StorageTable
-                if let open = tables[name] {
+                if let last, last.name == name {
+                    table = last.table
+                } else if let open = tables[name] {
                     table = open
                 } else {
                     // A class the catalog lists whose file is gone is not created again with
@@ -205,6 +223,7 @@ extension ObjectStore {
                     begun.append(table)
                     tables[name] = table
                 }
+                last = (name, table)
                 try table.apply(value, forKey: key)
             }
             committing = true
