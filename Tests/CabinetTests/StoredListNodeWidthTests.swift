@@ -47,10 +47,16 @@ import Testing
         return shelf.songs.map(\.rowID)
     }
 
-    @Test func aTreeWithWiderInnerNodesReadsGrowsAndVerifies() throws {
-        let fixture = try StoreFixture(.tokyoCabinet)
+    /// What `cabinet verify` finds in the fixture's store (closed).
+    private func problems(_ fixture: StoreFixture) throws -> [StoreVerifier.Problem] {
+        fixture.kind == .tokyoCabinet ? try StoreVerifier.verify(path: fixture.storePath) : try StoreVerifier.verify(try fixture.backend())
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aTreeWithWiderInnerNodesReadsGrowsAndVerifies(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
         var expected = try storeWithOneWideRoot(fixture)
-        #expect(try StoreVerifier.verify(path: fixture.storePath).isEmpty, "the hand-made tree is a sound one")
+        #expect(try problems(fixture).isEmpty, "the hand-made tree is a sound one")
         do {
             let store = try fixture.open(Song.self, Shelf.self)
             defer { store.close() }
@@ -67,7 +73,7 @@ import Testing
             expected.insert(added[1].rowID, at: 7)
             expected.insert(added[2].rowID, at: ListNode.leafCapacity * 3)
         }
-        #expect(try StoreVerifier.verify(path: fixture.storePath).isEmpty)
+        #expect(try problems(fixture).isEmpty)
         let store = try fixture.open(Song.self, Shelf.self)
         defer { store.close() }
         let shelf = try #require(try store.fetch(Shelf.self, rowID: 2))
