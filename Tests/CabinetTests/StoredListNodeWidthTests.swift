@@ -14,10 +14,6 @@ import Testing
         ListScope(classID: store.entry(for: Shelf.self)!.metadata.classID, row: 2, slot: 0)
     }
 
-    private func put(_ table: any StorageTable, _ key: [UInt8], _ value: [UInt8]?) throws {
-        try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
-    }
-
     /// Saves a shelf (row 2) of `leaves` full leaves of songs, then rewrites its
     /// tree by hand as a root node over all the leaves, as a version with wider
     /// inner nodes wrote it; returns the songs' row IDs in order.
@@ -39,11 +35,11 @@ import Testing
             let node = try #require(try ListWriter.readNode(ListNodeStorage(scope: scope(store), id: inner), in: table, format: format, owner: owner))
             #expect(!node.isLeaf)
             wide += node.children
-            try put(table, scope(store).nodeKey(inner), nil)
+            try putRecord(table, scope(store).nodeKey(inner), nil)
         }
         #expect(wide.count == leaves)
         let wideRoot = ListNode(children: wide)
-        try put(table, scope(store).nodeKey(root.root), ListRecords.encode(wideRoot, rowIDs: [], childIDs: wide.compactMap(\.id), format: format))
+        try putRecord(table, scope(store).nodeKey(root.root), ListRecords.encode(wideRoot, rowIDs: [], childIDs: wide.compactMap(\.id), format: format))
         return shelf.songs.map(\.rowID)
     }
 

@@ -33,10 +33,6 @@ import Testing
         return (root.root, node.children.compactMap(\.id))
     }
 
-    private func put(_ table: any StorageTable, _ key: [UInt8], _ value: [UInt8]?) throws {
-        try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
-    }
-
     /// The list problems of the store, as (kind, class, row).
     private func listProblems(_ store: ObjectStore) throws -> [StoreVerifier.Problem] {
         try StoreVerifier.verify(store.backend).filter { $0.kind?.rawValue.hasPrefix("list") ?? false }
@@ -57,7 +53,7 @@ import Testing
         let (fixture, store) = try shelfStore()
         defer { store.close(); withExtendedLifetime(fixture) {} }
         let leaf = try tree(store).leaves[1]
-        try put(lists(store), scope(store).nodeKey(leaf), nil)
+        try putRecord(lists(store), scope(store).nodeKey(leaf), nil)
         let problems = try listProblems(store)
         #expect(problems.map(\.kind) == [.listNodeMissing])
         #expect(problems.first?.location.className == "Shelf" && problems.first?.location.rowID == 2)
@@ -72,9 +68,9 @@ import Testing
         let leaf = try tree(store).leaves[0]
         let bytes = try #require(try scope(store).nodeKey(leaf).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } })
         let stray = ListNodeID(high: 1, low: 2)
-        try put(table, scope(store).nodeKey(stray), bytes)
+        try putRecord(table, scope(store).nodeKey(stray), bytes)
         // And a whole tree of slot 5, which has no root.
-        try put(table, scope(store, slot: 5).nodeKey(stray), bytes)
+        try putRecord(table, scope(store, slot: 5).nodeKey(stray), bytes)
         let problems = try listProblems(store)
         #expect(problems.map(\.kind) == [.listOrphanNodes, .listOrphanNodes])
         #expect(problems.allSatisfy { $0.reason.contains("\(stray)") })
@@ -86,7 +82,7 @@ import Testing
         defer { store.close(); withExtendedLifetime(fixture) {} }
         let table = try lists(store)
         let root = try tree(store).root
-        try put(table, scope(store).rootKey, ListRecords.encodeRoot(count: 999, root: root, format: store.recordFormat))
+        try putRecord(table, scope(store).rootKey, ListRecords.encodeRoot(count: 999, root: root, format: store.recordFormat))
         let problems = try listProblems(store)
         // The root node holds 1,000, and the owner's record counts 1,000: both disagree with the root.
         #expect(problems.map(\.kind) == [.listCountMismatch, .listCountMismatch])
@@ -111,8 +107,8 @@ import Testing
         let table = try lists(store)
         let (root, _) = try tree(store)
         let rootNode = try #require(try scope(store).nodeKey(root).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } })
-        try put(table, scope(store, slot: 3).rootKey, ListRecords.encodeRoot(count: 1_000, root: root, format: store.recordFormat))
-        try put(table, scope(store, slot: 3).nodeKey(root), rootNode)
+        try putRecord(table, scope(store, slot: 3).rootKey, ListRecords.encodeRoot(count: 1_000, root: root, format: store.recordFormat))
+        try putRecord(table, scope(store, slot: 3).nodeKey(root), rootNode)
         let problems = try listProblems(store)
         // The root is an orphan, and its root node names leaves slot 3 does not hold.
         #expect(problems.map(\.kind).contains(.listOrphanRoot))

@@ -180,6 +180,12 @@ final class CountingBackend: ForwardingBackend {
     }
 }
 
+/// Writes (or with `nil` deletes) one record straight into `table`, below the
+/// store: how tests lay down damage, or records an older version wrote.
+func putRecord(_ table: any StorageTable, _ key: [UInt8], _ value: [UInt8]?) throws {
+    try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
+}
+
 /// Whether `body` throws a CabinetError that `matches` accepts; returns the error for further checks.
 @discardableResult
 func expectCabinetError(_ body: () throws -> Void, where matches: (CabinetError) -> Bool) -> CabinetError? {

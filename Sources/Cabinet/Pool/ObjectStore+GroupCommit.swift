@@ -45,23 +45,28 @@ extension ObjectStore {
     /// with the failure handling of a save's (`saveThroughJournal`).
     private func commitThroughJournal(_ tables: [StagedTable]) throws {
         var journal = SaveJournal()
-        for table in tables {
-            let index = journal.tableIndex(for: table.name)
-            table.forEachStaged { key, value in
-                withRecordBytes(key, value) { key, value in journal.record(table: index, key: key, value: value) }
-            }
+        let indexes = tables.map { journal.tableIndex(for: $0.name) }
+        Self.forEachStagedRecord(of: tables) { position, key, value in
+            journal.record(table: indexes[position], key: key, value: value)
         }
         // The group is not in memory as pending changes: nothing to mark decided.
-        // Its tables take the staged records in the journal's order, as its replay
-        // would write them, without decoding the journal just encoded.
+        // Its tables take the staged records as its replay would write them, in
+        // the same order, without decoding the journal just encoded.
         try commitThroughJournal(journal, decided: {}, applying: {
             try self.applyInTransactions { put in
-                for table in tables {
-                    try table.forEachStaged { key, value in
-                        try withRecordBytes(key, value) { key, value in try put(table.name, key, value) }
-                    }
-                }
+                try Self.forEachStagedRecord(of: tables) { position, key, value in try put(tables[position].name, key, value) }
             }
         })
+    }
+
+    /// Every staged record of `tables` with its table's position, table by
+    /// table: the journal is written, and the tables take it, in this one order.
+    private static func forEachStagedRecord(of tables: [StagedTable],
+                                            _ body: (Int, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) rethrows {
+        for (position, table) in tables.enumerated() {
+            try table.forEachStaged { key, value in
+                try withRecordBytes(key, value) { key, value in try body(position, key, value) }
+            }
+        }
     }
 }
