@@ -26,6 +26,9 @@ struct KillPointCase: Sendable, CustomStringConvertible {
 /// What one run at one point ended with.
 enum KillPointOutcome: Equatable {
     case old, new, partial          // partial: whole upgrade batches, and a rerun finished
+    /// The run made fewer points than the one that counted them (a pool's commit
+    /// groups vary with timing), so it finished before the point: the store is new.
+    case finishedFirst
     case reported, absorbed         // a failure was reported (and retried), or never noticed, with the right state
     /// Tokyo Cabinet 1.4.48 crashed in its own close: when ftruncate or the unlink of
     /// the .wal fails there, tchdbcloseimpl sets the fatal flag through the header
@@ -57,6 +60,8 @@ final class KillPointHarness {
     private var next = 0
     /// The call at each point (1-based: calls[0] is point 1), from an unkilled run's log.
     private(set) var calls: [String] = []
+    /// The call each point's last run hit (see `operation(_:at:_:retry:)`).
+    private(set) var hits: [Int: String] = [:]
     private(set) var oldDump = ""
     private(set) var newDump = ""
 
@@ -137,9 +142,25 @@ final class KillPointHarness {
         return result.output
     }
 
-    /// The name of point `k` for messages: "point 7 (rename store/Song.tmp.1 -> store/Song)".
+    /// The name of point `k` for messages: "point 7 (rename store/Song.tmp.1 -> store/Song)",
+    /// and the call the last run at `k` hit when that was another one.
     func describe(point k: Int) -> String {
-        "point \(k) of \(calls.count) (\(k <= calls.count ? calls[k - 1] : "beyond the counted calls"))"
+        let counted = k <= calls.count ? calls[k - 1] : "beyond the counted calls"
+        let hit = hits[k].map { $0 == counted ? "" : "; that run hit \($0)" } ?? ""
+        return "point \(k) of \(calls.count) (\(counted)\(hit))"
+    }
+
+    /// Runs the operation on `work` with the shim telling which call it killed or
+    /// failed at point `k`: the number of points can vary between runs (a pool's
+    /// commit groups), so the counting run's call at `k` may be another one.
+    /// The call is nil when the run made fewer than `k` points.
+    private func operation(_ work: String, at k: Int, _ environment: [String: String], retry: Bool = false) throws -> (ChildResult, call: String?) {
+        let hitLog = work + ".hit"
+        let result = try operation(work, environment.merging(["CABINET_KILLPOINT_HIT": hitLog]) { $1 }, retry: retry)
+        let first = ((try? String(contentsOfFile: hitLog, encoding: .utf8)) ?? "").split(separator: "\n").first.map(String.init)
+        let call = first.map { String($0.drop { $0 != " " }.dropFirst()).replacingOccurrences(of: work + "/", with: "") }
+        hits[k] = call ?? "no call (the run made fewer points)"
+        return (result, call)
     }
 
     /// Compares the dump of `work` with the old and new states.
@@ -168,7 +189,13 @@ final class KillPointHarness {
     /// Kills the operation just before point `k`; the store must be old or new.
     func kill(at k: Int) throws -> KillPointOutcome {
         let work = try copy()
-        let result = try operation(work, ["CABINET_KILLPOINT_KILL": "\(k)"])
+        let (result, call) = try operation(work, at: k, ["CABINET_KILLPOINT_KILL": "\(k)"])
+        if call == nil && !result.signaled && result.status == 0 {
+            // This run made fewer points than the counting run (a pool's commit groups
+            // vary with timing): it finished, so the store must be new.
+            let outcome = try classify(work, allowOld: false)
+            return outcome == .new ? .finishedFirst : .bad("finished before point \(k) was reached, and the store is \(outcome)")
+        }
         guard result.signaled && result.status == SIGKILL else { return .bad("the process was not killed there: \(result.summary)") }
         return try classify(work)
     }
@@ -179,8 +206,8 @@ final class KillPointHarness {
     /// may have changed a bucket it could not log.
     func failThenKill(at k: Int, later: Int, errno code: Int32) throws -> KillPointOutcome {
         let work = try copy()
-        let result = try operation(work, ["CABINET_KILLPOINT_FAIL": "\(k)", "CABINET_KILLPOINT_KILL": "\(k + later)",
-                                          "CABINET_KILLPOINT_ERRNO": "\(code)"])
+        let (result, _) = try operation(work, at: k, ["CABINET_KILLPOINT_FAIL": "\(k)", "CABINET_KILLPOINT_KILL": "\(k + later)",
+                                                      "CABINET_KILLPOINT_ERRNO": "\(code)"])
         if result.signaled && result.status != SIGKILL { return .bad("crashed: \(result.summary)") }
         return try classify(work)
     }
@@ -191,11 +218,13 @@ final class KillPointHarness {
     /// no pending changes (the save is committed), and then it must be new.
     func fail(at k: Int, errno code: Int32, retry: Bool) throws -> KillPointOutcome {
         let work = try copy()
-        let result = try operation(work, ["CABINET_KILLPOINT_FAIL": "\(k)", "CABINET_KILLPOINT_ERRNO": "\(code)"], retry: retry)
+        let (result, call) = try operation(work, at: k, ["CABINET_KILLPOINT_FAIL": "\(k)", "CABINET_KILLPOINT_ERRNO": "\(code)"], retry: retry)
         if result.signaled {
-            let call = k <= calls.count ? calls[k - 1] : ""
+            // The call this run failed, not the counting run's call at k (they differ where the
+            // number of points varies).
             // The backtrace names the library; sanitized children print none (see launch), so there
             // the failed call and the signal have to do.
+            let call = call ?? ""
             let inTokyoCabinet = result.output.contains("in libtokyocabinet") || KillPointHarness.sanitized
             let inClose = (call.contains("ftruncate") || call.contains("unlink")) && inTokyoCabinet && result.status == SIGSEGV
             guard inClose else { return .bad("crashed: \(result.summary)") }

@@ -43,16 +43,6 @@ import Testing
     /// rollback, so the next open refuses the class; an upgrade's index) stay wrong.
     static let failThenKillProblem = "a .wal write failed, then the process was killed during its recovery: see docs/CRASHPOINTS.md, \"Known\""
 
-    /// Known, not yet understood (docs/CRASHPOINTS.md): under AddressSanitizer the
-    /// pool-group child sometimes makes one or two file-changing calls fewer than
-    /// the run that counted them, so a kill aimed at the last points finds the
-    /// process done. Without sanitizers its calls are the same at every run, and
-    /// every point ends old or new (`make crashpoints`).
-    static let poolGroupUnderSanitizerProblem = "pool-group and pool-list under AddressSanitizer (and rarely without, on a busy machine): the child's file-changing calls vary by one or two from run to run: see docs/CRASHPOINTS.md, \"Known\""
-
-    /// What the harness says when a kill aimed at a point found the process done.
-    static let processDoneBeforeThePoint = "the process was not killed there"
-
     /// The cases to run: all, or those CABINET_KILLPOINT_CASES names (comma-separated), to run one alone.
     static let selectedCases: [KillPointCase] = {
         guard let names = ProcessInfo.processInfo.environment["CABINET_KILLPOINT_CASES"]?.split(separator: ",").map(String.init) else { return cases }
@@ -68,11 +58,6 @@ import Testing
         let errno = Int32(ProcessInfo.processInfo.environment["CABINET_KILLPOINT_ERRNO"] ?? "") ?? ENOSPC
         var row = KillPointRow(name: testCase.name, points: harness.calls.count, tried: points.count)
         row.failKill.knownProblem = KillPointTests.failThenKillProblem
-        if testCase.scenario.hasPrefix("pool-") {
-            row.kill.knownProblem = KillPointTests.poolGroupUnderSanitizerProblem
-            // Without sanitizers only its one symptom is known: any other bad point fails.
-            if !KillPointHarness.sanitized { row.kill.knownOnlyWhen = KillPointTests.processDoneBeforeThePoint }
-        }
         for k in points {
             row.kill.add(try harness.kill(at: k), point: k, harness: harness, mode: "killed before")
             row.retry.add(try harness.fail(at: k, errno: errno, retry: true), point: k, harness: harness, mode: "failed (retried) at")
@@ -144,8 +129,6 @@ struct KillPointRow: Sendable {
         /// Set for a column whose bad points are known and not yet fixed: they are
         /// recorded as known issues (reported, counted in the table, not failing).
         var knownProblem: String?
-        /// When set, only bad points whose reason contains it are the known problem.
-        var knownOnlyWhen: String?
         mutating func add(_ outcome: KillPointOutcome, point k: Int, harness: KillPointHarness, mode: String) {
             guard case .bad(let reason) = outcome else {
                 tally["\(outcome)", default: 0] += 1
@@ -162,7 +145,7 @@ struct KillPointRow: Sendable {
                 return
             }
             badIssues += 1
-            if let knownProblem, knownOnlyWhen.map({ reason.contains($0) }) ?? true {
+            if let knownProblem {
                 withKnownIssue(Comment(rawValue: knownProblem), isIntermittent: true) { Issue.record(Comment(rawValue: message)) }
             } else {
                 Issue.record(Comment(rawValue: message))
@@ -178,7 +161,7 @@ struct KillPointRow: Sendable {
     var kill = Counts(), retry = Counts(), noRetry = Counts(), failKill = Counts()
 
     var markdown: String {
-        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial"])) | \(retry.text(["reported", "absorbed", "TC-close crash"])) | \(noRetry.text(["reported", "absorbed", "TC-close crash"])) | \(failKill.text(["old", "new"])) |"
+        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial", "finished first"])) | \(retry.text(["reported", "absorbed", "TC-close crash"])) | \(noRetry.text(["reported", "absorbed", "TC-close crash"])) | \(failKill.text(["old", "new"])) |"
     }
 }
 
@@ -195,7 +178,7 @@ final class KillPointTable: Sendable {
         }
         guard let all else { return }
         let header = """
-            | operation | points | tried | killed: old / new / partial / bad | failed, retried: reported / absorbed / TC-close crash / bad | failed, not retried: reported / absorbed / TC-close crash / bad | a .wal write failed, then killed during recovery: old / new / bad |
+            | operation | points | tried | killed: old / new / partial / finished first / bad | failed, retried: reported / absorbed / TC-close crash / bad | failed, not retried: reported / absorbed / TC-close crash / bad | a .wal write failed, then killed during recovery: old / new / bad |
             | --- | ---: | ---: | --- | --- | --- | --- |
             """
         print("\n" + ([header] + all.map(\.markdown)).joined(separator: "\n") + "\n")
@@ -208,6 +191,7 @@ extension KillPointOutcome: CustomStringConvertible {
         case .old: "old"
         case .new: "new"
         case .partial: "partial"
+        case .finishedFirst: "finished first"
         case .reported: "reported"
         case .absorbed: "absorbed"
         case .crashedInTokyoCabinetClose: "TC-close crash"

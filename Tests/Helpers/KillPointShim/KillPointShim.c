@@ -4,6 +4,7 @@
 //   CABINET_KILLPOINT_FAIL=N     point N returns -1 once, doing nothing
 //   CABINET_KILLPOINT_ERRNO=E    the errno of that failure (default 28, ENOSPC)
 //   CABINET_KILLPOINT_LOG=path   appends "N call target" for every point
+//   CABINET_KILLPOINT_HIT=path   writes "N call target" for the point killed or failed
 //   CABINET_KILLPOINT_ARM=wait   count nothing until cabinet_killpoint_arm()
 // Writes to fds 0-2 and to pipes, sockets and ttys are not points: only regular
 // files and directories (fsync of a directory makes a rename durable).
@@ -32,7 +33,7 @@ int __open64_2(const char *path, int flags);
 
 static unsigned long counter, kill_at, fail_at;
 static int fail_errno = 28, armed = 1, failed_once;
-static const char *log_path;
+static const char *log_path, *hit_path;
 
 __attribute__((constructor)) static void killpoint_init(void) {
     const char *value;
@@ -41,6 +42,7 @@ __attribute__((constructor)) static void killpoint_init(void) {
     if ((value = getenv("CABINET_KILLPOINT_ERRNO"))) fail_errno = atoi(value);
     if ((value = getenv("CABINET_KILLPOINT_ARM")) && strcmp(value, "wait") == 0) armed = 0;
     log_path = getenv("CABINET_KILLPOINT_LOG");
+    hit_path = getenv("CABINET_KILLPOINT_HIT");
     // The shim is for this process only. Under `make asan` it is built with
     // AddressSanitizer, so a process it was preloaded into without that runtime
     // fails to start: the symbolizer that the sanitizer starts to name a
@@ -70,12 +72,12 @@ static void describe_at(int dirfd, const char *path, char *out, size_t size) {
 }
 
 /// Appends one line to the log with raw system calls (the shim must not see itself).
-static void log_point(unsigned long number, const char *call, const char *target) {
+static void log_point(const char *path, unsigned long number, const char *call, const char *target) {
     char line[4600];
     int length = snprintf(line, sizeof line, "%lu %s %s\n", number, call, target);
     if (length < 0) return;
     if (length >= (int)sizeof line) { length = sizeof line - 1; line[length - 1] = '\n'; }
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
     syscall(SYS_write, fd, line, (size_t)length);
     syscall(SYS_close, fd);
@@ -87,10 +89,15 @@ typedef void (*describer)(const void *context, char *out, size_t size);
 static int point(const char *call, describer describe, const void *context) {
     if (!__atomic_load_n(&armed, __ATOMIC_SEQ_CST)) return 0;
     unsigned long number = __atomic_add_fetch(&counter, 1, __ATOMIC_SEQ_CST);
-    if (log_path) {
+    int hit = number == kill_at || number == fail_at;
+    if (log_path || (hit && hit_path)) {
         char target[4200];
         describe(context, target, sizeof target);
-        log_point(number, call, target);
+        if (log_path) log_point(log_path, number, call, target);
+        // The call this run hit, named from the run itself: where the number of
+        // points varies between runs (a pool's commit groups), the counting
+        // run's call at the same number may be another one.
+        if (hit && hit_path) log_point(hit_path, number, call, target);
     }
     if (number == kill_at) syscall(SYS_kill, getpid(), SIGKILL);
     if (number == fail_at && !__atomic_exchange_n(&failed_once, 1, __ATOMIC_SEQ_CST)) {
