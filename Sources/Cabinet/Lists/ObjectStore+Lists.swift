@@ -61,7 +61,7 @@ extension ObjectStore {
     /// A writer for this save's lists, if any class being saved writes lists.
     func makeListWriter(for entries: [ClassEntry]) throws -> ListWriter? {
         guard recordFormat != .plain, entries.contains(where: \.writesLists), let table = try listsTable(creating: false) else { return nil }
-        return ListWriter(table: table, format: recordFormat, location: backend.location(ofTable: ObjectStore.listsTableName),
+        return ListWriter(table: table, format: recordFormat, backend: backend,
                           cache: context?.listNodes)
     }
 

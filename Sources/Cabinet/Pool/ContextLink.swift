@@ -26,6 +26,9 @@ final class ContextTemplate: @unchecked Sendable {
     /// The root store's logger: every context logs where the pool does.
     let logger: Logger
     let classes: [RegisteredClass]
+    /// The tables holding no class (out-of-line lists, named buffers) that exist
+    /// when the pool is made, opened once; one made later is found as the root finds it.
+    let auxiliaryTables: [String: any StorageTable]
 
     init(root: ObjectStore) {
         self.root = root
@@ -36,6 +39,11 @@ final class ContextTemplate: @unchecked Sendable {
         logger = root.logger
         classes = root.entriesByName.keys.sorted().compactMap { name in
             root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table, writesLists: $0.writesLists, indexes: $0.indexes) }
+        }
+        // Found as the root store would find them (and not at all if that throws: a
+        // context then looks as the root does, and reports what it finds).
+        auxiliaryTables = ObjectStore.auxiliaryTableNames.reduce(into: [:]) { tables, name in
+            if let table = try? root.auxiliaryTable(named: name, creating: false) { tables[name] = table }
         }
     }
 }

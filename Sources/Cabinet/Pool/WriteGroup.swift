@@ -127,13 +127,12 @@ extension WriteGroup {
         guard !pendingLists.isEmpty else { return nil }
         // The lists are written against the committed trees: a journal left to finish goes first, as in save().
         if root.journalAwaitsReplay { try root.recoverInterruptedSave() }
-        let location = root.backend.location(ofTable: ObjectStore.listsTableName)
         // A block kept lists only through a writer over this table: gone since, it is missing.
         guard let base = try root.listsTable(creating: false) else {
-            throw CabinetError.missingClassFile(RecordLocation(file: location), classID: nil)
+            throw CabinetError.missingClassFile(RecordLocation(file: root.backend.location(ofTable: ObjectStore.listsTableName)), classID: nil)
         }
         let table = staging.table(over: base, named: ObjectStore.listsTableName)
-        let writer = ListWriter(table: table, format: root.recordFormat, location: location, cache: listNodes)
+        let writer = ListWriter(table: table, format: root.recordFormat, backend: root.backend, cache: listNodes)
         try pendingLists.flush(writer) { key, value in
             try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
         }

@@ -81,6 +81,7 @@ extension ObjectStore {
     /// A table that holds no class (named buffers, out-of-line lists), as
     /// ``namedBuffersTable(creating:)`` describes.
     func auxiliaryTable(named name: String, creating: Bool) throws -> (any StorageTable)? {
+        if let context, let table = poolAuxiliaryTables[name] { return context.view(of: table, named: name) }
         if try !backend.hasTable(named: name) {
             if catalog?.tables[name] != nil {
                 throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name)), classID: nil)

@@ -103,6 +103,11 @@ public final class ObjectStore {
     /// An error found where the API cannot throw (an insert), reported by the next save.
     var deferredSaveError: CabinetError?
 
+    /// A pool context's auxiliary tables that existed when the pool was made
+    /// (``ContextTemplate/auxiliaryTables``): a write block that changes a list
+    /// looks the lists table up at every save, and finding it in the backend
+    /// (its lock, the catalog) was about 2 % of a notebook append.
+    var poolAuxiliaryTables: [String: any StorageTable] = [:]
     /// Named buffers set or removed since the last save (`nil`: removed).
     var pendingNamedBuffers: [String: [UInt8]?] = [:]
     /// Reused for reading records; taken out while in use so nested reads get their own.
@@ -229,6 +234,7 @@ public final class ObjectStore {
         coordinatesReads = false
         undoManager.store = self
         undoManager.isEnabled = false
+        poolAuxiliaryTables = template.auxiliaryTables
         for registered in template.classes {
             // A write block's metadata as the group's earlier blocks left it (their row IDs taken).
             let table = link.view(of: registered.table, named: registered.name)
