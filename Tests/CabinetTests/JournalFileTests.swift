@@ -85,6 +85,31 @@ import Testing
         #expect(throws: CabinetError.self) { _ = try ObjectStore(path: directory.path) }
     }
 
+    /// A journal file that is not one says why when the writer opens: which
+    /// part of its header is wrong, not only that the replay found no journal.
+    /// Nothing is changed, and the store opens once the file is dealt with.
+    @Test func aJournalFileWithABadHeaderNamesWhatIsWrong() throws {
+        let directory = try TemporaryDirectory()
+        try saveSongAndPlaylist(directory.path, title: "before")
+        let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
+        let whole = TokyoCabinetJournalFile.header(holding: [1, 2, 3, 4, 5])
+        var unknownState = whole, reservedSet = whole
+        unknownState[8] = 7
+        reservedSet[10] = 1
+        for (bytes, expected) in [(unknownState, "header's state is 7, which no Cabinet writes"),
+                                  (reservedSet, "header's bytes 9 to 11, always 0, are not"),
+                                  ([1, 2, 3] + whole, "starts with neither this version's header (CABINETW) nor an older journal")] {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let error = expectCabinetError({ _ = try ObjectStore(path: directory.path) }) { $0.code == .malformedRecord }
+            let reason = error?.reason ?? "no malformedRecord error"
+            #expect(reason.contains("the save journal is damaged") && reason.contains(expected), "\(reason)")
+            #expect(error?.location?.file == path, "names the journal file")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes), "left as it was, for a person to look at")
+        }
+        try FileManager.default.removeItem(atPath: path)
+        #expect(try songTitles(directory.path) == ["before"])
+    }
+
     /// A big journal's room is given back when it goes: the file does not keep
     /// the size of the largest save it ever held.
     @Test func aBigJournalLeavesNoBigFile() throws {

@@ -38,7 +38,12 @@ extension TokyoCabinetBackend {
         let contents = options.readOnly ? try journalProbe.contents() : try TokyoCabinetJournalFile.contents(of: journalPath)
         switch contents {
         case .none, .empty, .torn: return nil
-        case .journal(let bytes), .legacy(let bytes), .unreadable(let bytes): return bytes
+        case .journal(let bytes), .legacy(let bytes): return bytes
+        case .unreadable(let bytes, let reason):
+            // A reader only learns a journal is there (a recovery is pending); the writer that
+            // would replay it is told what is wrong with it, rather than the replay's "no magic".
+            if options.readOnly { return bytes }
+            throw CabinetError.malformedRecord(RecordLocation(file: journalPath), reason: "the save journal is damaged: \(reason)")
         }
     }
 

@@ -189,8 +189,8 @@ package final class TokyoCabinetJournalFile {
         case torn
         /// A journal an older Cabinet renamed into place, whole file.
         case legacy([UInt8])
-        /// Neither: the bytes, for the replay to call damaged.
-        case unreadable([UInt8])
+        /// Neither: the bytes, and why they are not a journal (for the error that names it).
+        case unreadable([UInt8], reason: String)
     }
 
     /// What the file at `path` holds, reading only its header unless it holds a journal.
@@ -208,13 +208,19 @@ package final class TokyoCabinetJournalFile {
         if header.starts(with: SaveJournal.magic) { return .legacy(header + (try file.read(upTo: .max))) }
         // Shorter than a header, and as far as it goes ours: a first write cut short.
         if header.count < headerSize && (magic + [1, 0, 0, 0]).starts(with: header.prefix(12)) { return .torn }
-        guard header.count == headerSize, header.starts(with: magic), header[9...11].allSatisfy({ $0 == 0 }) else {
-            return .unreadable(header + (try file.read(upTo: .max)))
+        guard header.count == headerSize, header.starts(with: magic) else {
+            return .unreadable(header + (try file.read(upTo: .max)),
+                               reason: "it starts with neither this version's header (CABINETW) nor an older journal (CABINETJ)")
+        }
+        guard header[9...11].allSatisfy({ $0 == 0 }) else {
+            return .unreadable(header + (try file.read(upTo: .max)), reason: "its header's bytes 9 to 11, always 0, are not")
         }
         switch header[8] {
         case 0: return .empty
         case 1: break
-        default: return .unreadable(header + (try file.read(upTo: .max)))
+        default:
+            return .unreadable(header + (try file.read(upTo: .max)),
+                               reason: "its header's state is \(header[8]), which no Cabinet writes (0: no journal, 1: a journal)")
         }
         let length = header[12..<16].reversed().reduce(0) { $0 << 8 | Int($1) }
         let journal = try file.read(upTo: length)
