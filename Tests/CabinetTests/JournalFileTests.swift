@@ -98,12 +98,20 @@ import Testing
         reservedSet[10] = 1
         for (bytes, expected) in [(unknownState, "header's state is 7, which no Cabinet writes"),
                                   (reservedSet, "header's bytes 9 to 11, always 0, are not"),
-                                  ([1, 2, 3] + whole, "starts with neither this version's header (CABINETW) nor an older journal")] {
+                                  ([1, 2, 3] + whole, "starts with neither this version's header (CABINETW) nor an older journal"),
+                                  (Array(whole.prefix(8)) + [2], "9 bytes long, shorter than a header (20 bytes), and not the start of one")] {
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             let error = expectCabinetError({ _ = try ObjectStore(path: directory.path) }) { $0.code == .malformedRecord }
             let reason = error?.reason ?? "no malformedRecord error"
             #expect(reason.contains("the save journal is damaged") && reason.contains(expected), "\(reason)")
             #expect(error?.location?.file == path, "names the journal file")
+            // The tools that look at such a store say the same: verify (read-only), and info on a writer's backend.
+            let problems = try StoreVerifier.verify(path: directory.path)
+            #expect(problems.contains { $0.location.file == path && $0.reason.contains(expected) }, "\(problems)")
+            let writer = try TokyoCabinetBackend(directory: directory.path)
+            let info = try StoreInfo(backend: writer)
+            writer.close()
+            #expect(info.journalPending && info.pendingRecovery.contains { $0.contains(expected) }, "\(info.pendingRecovery)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes), "left as it was, for a person to look at")
         }
         try FileManager.default.removeItem(atPath: path)

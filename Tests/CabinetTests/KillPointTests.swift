@@ -69,6 +69,12 @@ import Testing
             }
         }
         KillPointTable.shared.record(row)
+        // Guards the harness: a point no run reaches is "finished first" only when the
+        // shim says the run ended before it; were that record missing, a kill would be bad here.
+        let beyond = harness.calls.count + 1_000
+        for outcome in [try harness.kill(at: beyond), try harness.fail(at: beyond, errno: errno, retry: false)] where outcome != .finishedFirst {
+            Issue.record("\(testCase.name): a point beyond every run's end is \(outcome), not finished first")
+        }
         // Guards the harness: if the shim stopped failing calls, every point would pass as absorbed.
         if row.retry.tally["reported", default: 0] == 0 && row.retry.bad == 0 {
             Issue.record("\(testCase.name): no injected failure was ever reported: is the shim failing calls?")
@@ -161,7 +167,7 @@ struct KillPointRow: Sendable {
     var kill = Counts(), retry = Counts(), noRetry = Counts(), failKill = Counts()
 
     var markdown: String {
-        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial", "finished first"])) | \(retry.text(["reported", "absorbed", "TC-close crash"])) | \(noRetry.text(["reported", "absorbed", "TC-close crash"])) | \(failKill.text(["old", "new"])) |"
+        "| \(name) | \(points) | \(tried) | \(kill.text(["old", "new", "partial", "finished first"])) | \(retry.text(["reported", "absorbed", "TC-close crash", "finished first"])) | \(noRetry.text(["reported", "absorbed", "TC-close crash", "finished first"])) | \(failKill.text(["old", "new", "finished first"])) |"
     }
 }
 
@@ -178,7 +184,7 @@ final class KillPointTable: Sendable {
         }
         guard let all else { return }
         let header = """
-            | operation | points | tried | killed: old / new / partial / finished first / bad | failed, retried: reported / absorbed / TC-close crash / bad | failed, not retried: reported / absorbed / TC-close crash / bad | a .wal write failed, then killed during recovery: old / new / bad |
+            | operation | points | tried | killed: old / new / partial / finished first / bad | failed, retried: reported / absorbed / TC-close crash / finished first / bad | failed, not retried: reported / absorbed / TC-close crash / finished first / bad | a .wal write failed, then killed during recovery: old / new / finished first / bad |
             | --- | ---: | ---: | --- | --- | --- | --- |
             """
         print("\n" + ([header] + all.map(\.markdown)).joined(separator: "\n") + "\n")

@@ -83,10 +83,13 @@ enum ListRecords {
             guard count <= buffer.readableBytes / 4 else { throw buffer.malformed("a leaf of \(count) row IDs in \(buffer.readableBytes) bytes") }
             // Read in one pass (the count was checked against the bytes above), then checked.
             let start = try buffer.consume(count * 4)
-            let bytes = buffer.readPointer(at: start)
-            let rowIDs = [UInt32](unsafeUninitializedCapacity: count) { ids, initialized in
-                for index in 0..<count { ids[index] = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)) }
-                initialized = count
+            // The bytes are the buffer's: it is kept alive for as long as they are read.
+            let rowIDs = withExtendedLifetime(buffer) {
+                let leaf = buffer.slice(start..<start + count * 4)
+                return [UInt32](unsafeUninitializedCapacity: count) { ids, initialized in
+                    for index in 0..<count { ids[index] = UInt32(littleEndian: leaf.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)) }
+                    initialized = count
+                }
             }
             if let index = rowIDs.firstIndex(where: { $0 < ClassMetadata.firstObjectRowID }) {
                 buffer.readerIndex = start + index * 4

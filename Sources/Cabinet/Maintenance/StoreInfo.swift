@@ -65,8 +65,10 @@ public struct StoreInfo: Sendable {
     private init(reading backend: any StorageBackend) throws {
         path = backend.path
         recordFormat = try StoreVerifier.recordFormat(of: backend)
-        journalPending = try backend.services.readJournal() != nil
         let pending = try backend.services.pendingRecovery()
+        // A damaged journal is pending too: a writer's backend refuses to read it
+        // (pendingRecovery says why), and info is for looking at such a store.
+        journalPending = try pending.contains { $0.problem != nil } || backend.services.readJournal() != nil
         pendingRecovery = pending.map(\.description)
         let interrupted = Set(pending.compactMap(\.table))
         tables = try backend.tableNames().map { name in

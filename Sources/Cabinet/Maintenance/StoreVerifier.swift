@@ -57,12 +57,16 @@ public enum StoreVerifier {
     private static func check(_ backend: any StorageBackend, progress: StoreProgress.Handler?) throws -> [Problem] {
         let services = backend.services
         var problems: [Problem] = []
+        let journalLocation = RecordLocation(file: services.journalLocation)
         do {
-            if let journal = try services.readJournal() {
-                try SaveJournal.replay(journal, location: RecordLocation(file: services.journalLocation)) { _, _, _ in }
+            if let damaged = try services.pendingRecovery().first(where: { $0.table == nil && $0.problem != nil }) {
+                // Read-only, the journal's bytes are read, but not why they are no journal: the backend says.
+                problems.append(Problem(location: journalLocation, reason: damaged.problem ?? damaged.description))
+            } else if let journal = try services.readJournal() {
+                try SaveJournal.replay(journal, location: journalLocation) { _, _, _ in }
             }
         } catch let error as CabinetError {     // damaged, or not a file (a link, a directory)
-            problems.append(Problem(location: error.location ?? RecordLocation(file: services.journalLocation), reason: "\(error)"))
+            problems.append(Problem(location: error.location ?? journalLocation, reason: "\(error)"))
         }
         let format = try recordFormat(of: backend)
         problems += try backend.storageProblems()

@@ -35,7 +35,6 @@ final class ContextTemplate: @unchecked Sendable {
         backend = root.backend
         options = root.options
         recordFormat = root.recordFormat
-        catalog = root.catalog
         logger = root.logger
         classes = root.entriesByName.keys.sorted().compactMap { name in
             root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table, writesLists: $0.writesLists, indexes: $0.indexes) }
@@ -45,6 +44,8 @@ final class ContextTemplate: @unchecked Sendable {
         auxiliaryTables = ObjectStore.auxiliaryTableNames.reduce(into: [:]) { tables, name in
             if let table = try? root.auxiliaryTable(named: name, creating: false) { tables[name] = table }
         }
+        // After the lookup above, which catalogs a table the catalog did not list yet.
+        catalog = root.catalog
     }
 }
 

@@ -140,9 +140,14 @@ public struct PendingRecovery: Sendable, Equatable, CustomStringConvertible {
     /// work, writing, or read it half-done), or `nil` for work that concerns the
     /// whole store (a journal).
     public var table: String?
+    /// Why a writable open cannot finish it as it is, or `nil` if it can: a damaged
+    /// journal, which the writable open refuses with this reason
+    /// (``CabinetError/malformedRecord(_:reason:)``), so a reader can say it too.
+    public var problem: String?
 
-    public init(_ description: String, table: String? = nil) {
+    public init(_ description: String, table: String? = nil, problem: String? = nil) {
         self.description = description
         self.table = table
+        self.problem = problem
     }
 }

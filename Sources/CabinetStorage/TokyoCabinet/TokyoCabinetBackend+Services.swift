@@ -43,7 +43,7 @@ extension TokyoCabinetBackend {
             // A reader only learns a journal is there (a recovery is pending); the writer that
             // would replay it is told what is wrong with it, rather than the replay's "no magic".
             if options.readOnly { return bytes }
-            throw CabinetError.malformedRecord(RecordLocation(file: journalPath), reason: "the save journal is damaged: \(reason)")
+            throw CabinetError.malformedRecord(RecordLocation(file: journalPath), reason: Self.damagedJournal(reason))
         }
     }
 
@@ -89,12 +89,20 @@ extension TokyoCabinetBackend {
     /// write, at the first open, even a reader's). Empty when there is nothing.
     public func pendingRecovery() throws -> [PendingRecovery] {
         var pending: [PendingRecovery] = []
-        if try TokyoCabinetBackend.hasPendingJournal(inDirectory: path) {
+        switch try TokyoCabinetJournalFile.contents(of: journalPath) {
+        case .none, .empty, .torn: break
+        case .journal, .legacy:
             pending.append(PendingRecovery("a journal, \(TokyoCabinetBackend.journalFileName), of a save that changed several files"))
+        case .unreadable(_, let reason):
+            pending.append(PendingRecovery("a journal, \(TokyoCabinetBackend.journalFileName), that is damaged (\(reason)): a writable open refuses it",
+                                           problem: Self.damagedJournal(reason)))
         }
         for table in try TokyoCabinetDirectory.interruptedTransactions(in: path) {
             pending.append(PendingRecovery("\(table).wal, a transaction of \(table) that did not finish", table: table))
         }
         return pending
     }
+
+    /// The reason a damaged journal is refused with, by the writer and in ``pendingRecovery()``.
+    static func damagedJournal(_ reason: String) -> String { "the save journal is damaged: \(reason)" }
 }

@@ -208,7 +208,11 @@ package final class TokyoCabinetJournalFile {
         if header.starts(with: SaveJournal.magic) { return .legacy(header + (try file.read(upTo: .max))) }
         // Shorter than a header, and as far as it goes ours: a first write cut short.
         if header.count < headerSize && (magic + [1, 0, 0, 0]).starts(with: header.prefix(12)) { return .torn }
-        guard header.count == headerSize, header.starts(with: magic) else {
+        if header.count < headerSize {
+            return .unreadable(header + (try file.read(upTo: .max)),
+                               reason: "it is \(header.count) bytes long, shorter than a header (\(headerSize) bytes), and not the start of one")
+        }
+        guard header.starts(with: magic) else {
             return .unreadable(header + (try file.read(upTo: .max)),
                                reason: "it starts with neither this version's header (CABINETW) nor an older journal (CABINETJ)")
         }

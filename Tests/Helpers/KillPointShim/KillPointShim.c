@@ -4,7 +4,10 @@
 //   CABINET_KILLPOINT_FAIL=N     point N returns -1 once, doing nothing
 //   CABINET_KILLPOINT_ERRNO=E    the errno of that failure (default 28, ENOSPC)
 //   CABINET_KILLPOINT_LOG=path   appends "N call target" for every point
-//   CABINET_KILLPOINT_HIT=path   writes "N call target" for the point killed or failed
+//   CABINET_KILLPOINT_HIT=path   appends "N call target" for each point killed or failed
+//                                (a run that fails one point and is killed at a later one
+//                                gets two lines), and "N end" when the process exits
+//                                normally, N the number of points it made
 //   CABINET_KILLPOINT_ARM=wait   count nothing until cabinet_killpoint_arm()
 // Writes to fds 0-2 and to pipes, sockets and ttys are not points: only regular
 // files and directories (fsync of a directory makes a rename durable).
@@ -34,6 +37,7 @@ int __open64_2(const char *path, int flags);
 static unsigned long counter, kill_at, fail_at;
 static int fail_errno = 28, armed = 1, failed_once;
 static const char *log_path, *hit_path;
+static void log_point(const char *path, unsigned long number, const char *call, const char *target);
 
 __attribute__((constructor)) static void killpoint_init(void) {
     const char *value;
@@ -48,6 +52,12 @@ __attribute__((constructor)) static void killpoint_init(void) {
     // fails to start: the symbolizer that the sanitizer starts to name a
     // report's frames was such a process, and reports came out as addresses.
     unsetenv("LD_PRELOAD");
+}
+
+// The points a run made, for a run that ended before the point it was to kill
+// or fail: the harness tells "finished first" from a hit that went unrecorded.
+__attribute__((destructor)) static void killpoint_end(void) {
+    if (hit_path) log_point(hit_path, __atomic_load_n(&counter, __ATOMIC_SEQ_CST), "end", "");
 }
 
 void cabinet_killpoint_arm(void) { __atomic_store_n(&armed, 1, __ATOMIC_SEQ_CST); }
@@ -99,6 +109,8 @@ static int point(const char *call, describer describe, const void *context) {
         // run's call at the same number may be another one.
         if (hit && hit_path) log_point(hit_path, number, call, target);
     }
+    // Naming the call first is work done before the kill, but none on the store's
+    // files: other threads may run meanwhile, as they may at any instant of a kill.
     if (number == kill_at) syscall(SYS_kill, getpid(), SIGKILL);
     if (number == fail_at && !__atomic_exchange_n(&failed_once, 1, __ATOMIC_SEQ_CST)) {
         errno = fail_errno;
