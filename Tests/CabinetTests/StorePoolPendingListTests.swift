@@ -94,6 +94,44 @@ private struct Missing: Error {}
         try Self.expectVerified(fixture)
     }
 
+    /// A block's save hands its list to the group without the block's objects:
+    /// for a list read from the store the objects are dropped from its own nodes
+    /// (read by row ID from then on), and the block still sees the very objects
+    /// it added, in that list and in copies of it; a list made in memory keeps
+    /// its objects, having no store to read them through.
+    @Test(arguments: BackendKind.allCases)
+    func aBlocksListsHoldTheSameObjectsAfterItsSaves(_ kind: BackendKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let pool = try fixture.pool(Song.self, Shelf.self)
+        let shelfRow = try await pool.write(StorePoolListTests.bigShelf)
+        let newRow: UInt32 = try await pool.write { store in
+            guard let shelf = try store.fetch(Shelf.self, rowID: shelfRow) else { throw Missing() }
+            let first = Song(); first.title = "first"; store.insert(first)
+            shelf.songs.append(first)
+            let copy = shelf.songs
+            try store.save()
+            #expect(shelf.songs[1_000] === first && copy[1_000] === first)
+            #expect(shelf.songs.firstIndex(of: first) == 1_000)
+            let second = Song(); second.title = "second"; store.insert(second)
+            shelf.songs.append(second)
+            try store.save()
+            #expect(shelf.songs[1_000] === first && shelf.songs[1_001] === second && copy.count == 1_001)
+
+            let made = (0..<300).map { index in let song = Song(); song.title = "made \(index)"; store.insert(song); return song }
+            let newShelf = Shelf(); newShelf.name = "made"
+            newShelf.songs = StoredList(made)
+            store.insert(newShelf)
+            try store.save()
+            #expect(newShelf.songs.count == 300 && zip(newShelf.songs, made).allSatisfy { $0 === $1 }, "a list made in memory keeps its objects")
+            return newShelf.rowID
+        }
+        let titles = try await pool.read(StorePoolListTests.titles(shelfRow))
+        #expect(titles.count == 1_002 && titles.suffix(2) == ["first", "second"])
+        #expect(try await pool.read(StorePoolListTests.titles(newRow)) == (0..<300).map { "made \($0)" })
+        try await pool.close()
+        try Self.expectVerified(fixture)
+    }
+
     /// An owner deleted by a later block of the group takes the list an earlier
     /// block kept with it: the commit writes no root or node for it.
     @Test(arguments: BackendKind.allCases)
