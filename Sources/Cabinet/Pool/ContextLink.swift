@@ -26,6 +26,8 @@ final class ContextTemplate: @unchecked Sendable {
     /// The root store's logger: every context logs where the pool does.
     let logger: Logger
     let classes: [RegisteredClass]
+    /// The largest class ID of `classes`, for a context to size its tables once.
+    let largestClassID: UInt8
     /// The tables holding no class (out-of-line lists, named buffers) that exist
     /// when the pool is made, opened once; one made later is found as the root finds it.
     let auxiliaryTables: [String: any StorageTable]
@@ -39,6 +41,7 @@ final class ContextTemplate: @unchecked Sendable {
         classes = root.entriesByName.keys.sorted().compactMap { name in
             root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table, writesLists: $0.writesLists, indexes: $0.indexes) }
         }
+        largestClassID = root.entriesByName.values.map(\.metadata.classID).max() ?? 0
         // Found as the root store would find them (and not at all if that throws: a
         // context then looks as the root does, and reports what it finds).
         auxiliaryTables = ObjectStore.auxiliaryTableNames.reduce(into: [:]) { tables, name in

@@ -235,6 +235,8 @@ public final class ObjectStore {
         undoManager.store = self
         undoManager.isEnabled = false
         poolAuxiliaryTables = template.auxiliaryTables
+        entriesByName.reserveCapacity(template.classes.count)
+        resolver.reserve(classes: template.classes.count, largestClassID: template.largestClassID)
         for registered in template.classes {
             // A write block's metadata as the group's earlier blocks left it (their row IDs taken).
             let table = link.view(of: registered.table, named: registered.name)

@@ -46,6 +46,14 @@ final class ReferenceResolver: @unchecked Sendable {
         return index < entriesByClassID.count ? entriesByClassID[index] : nil
     }
 
+    /// Makes room for `count` classes whose largest class ID is `largestClassID`:
+    /// a pool's context adds its classes at once, and growing both tables one
+    /// class at a time cost as much as the rest of making the context.
+    func reserve(classes count: Int, largestClassID: UInt8) {
+        entriesByType.reserveCapacity(count)
+        entriesByClassID.reserveCapacity(Int(largestClassID) + 1)
+    }
+
     /// Adds a class the store has just registered.
     func add(_ entry: ClassEntry) {
         entriesByType[ObjectIdentifier(entry.type)] = entry
