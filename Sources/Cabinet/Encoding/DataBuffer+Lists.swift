@@ -120,13 +120,11 @@ final class ListCollector: @unchecked Sendable {
 
         /// This list as a pool keeps it for its group's commit (``PendingLists``):
         /// whole in memory if it comes from another list's nodes (which the
-        /// commit may no longer reach through this block), with row IDs for
-        /// objects: in its own nodes if it was read from the store (see
-        /// ``ListNode/resolved(in:owner:inPlace:)``), in copies if it was made in memory.
+        /// commit may no longer reach through this block), with row IDs for objects.
         func resolved(classID: UInt8, row: UInt32, owner: RecordLocation) throws -> Collected {
             let scope = ListScope(classID: classID, row: row, slot: slot)
             if source?.scope != scope { try root.loadSubtree(source: source) }
-            return Collected(slot: slot, root: try root.resolved(in: scope, owner: owner, inPlace: source != nil), source: source)
+            return Collected(slot: slot, root: try root.resolved(in: scope, owner: owner), source: source)
         }
     }
 

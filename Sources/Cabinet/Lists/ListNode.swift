@@ -251,44 +251,30 @@ final class ListNode {
     /// This node's tree with every object added in memory replaced by its row
     /// ID: what a pool keeps of a block's list until its group's commit writes
     /// it (``PendingLists``), holding no object of the block. Stored nodes, and
-    /// changed ones without objects, are shared. Throws for an object never
+    /// changed ones without objects, are shared; the others are copied (the
+    /// block's own list keeps its objects). Throws for an object never
     /// inserted, as a save that wrote the node would.
-    ///
-    /// `inPlace`: the objects are dropped from the nodes themselves, which every
-    /// list sharing them then reads by row ID, through the list's source (the
-    /// block's store, whose uniquing gives back the same objects). Only for a
-    /// list read from a store: one made in memory has no source to read through,
-    /// so its changed nodes are copied (it keeps its objects). In place saves a
-    /// copy and a teardown of the changed path per block (a service's notebook
-    /// append: a leaf, an inner node of up to 32 children and the root).
-    func resolved(in scope: ListScope, owner: RecordLocation, inPlace: Bool) throws -> ListNode {
+    func resolved(in scope: ListScope, owner: RecordLocation) throws -> ListNode {
         // A stored node has nothing changed below it: a change to a child changes its parent first.
         if storage != nil { return self }
+        let copy: ListNode
         if isLeaf {
             guard !pending.isEmpty else { return self }
-            let rowIDs = try resolvedRowIDs(owner: owner)
-            if inPlace {
-                self.rowIDs = rowIDs
-                pending = PendingObjects()
-                return self
+            copy = ListNode(leaf: try resolvedRowIDs(owner: owner))
+        } else {
+            var resolvedChildren = children
+            var changed = false
+            for index in children.indices {
+                guard let node = children[index].node else { continue }
+                let resolvedNode = try node.resolved(in: scope, owner: owner)
+                if resolvedNode !== node {
+                    resolvedChildren[index].node = resolvedNode
+                    changed = true
+                }
             }
-            return copy(as: ListNode(leaf: rowIDs))
+            guard changed else { return self }
+            copy = ListNode(children: resolvedChildren)
         }
-        var resolvedChildren = children
-        var changed = false
-        for index in children.indices {
-            guard let node = children[index].node else { continue }
-            let resolvedNode = try node.resolved(in: scope, owner: owner, inPlace: inPlace)
-            if resolvedNode !== node {
-                resolvedChildren[index].node = resolvedNode
-                changed = true
-            }
-        }
-        return changed ? copy(as: ListNode(children: resolvedChildren)) : self
-    }
-
-    /// `copy`, made to stand for this node: what it replaced, and its depth.
-    private func copy(as copy: ListNode) -> ListNode {
         copy.replaced = replaced
         copy.depth = depth
         return copy

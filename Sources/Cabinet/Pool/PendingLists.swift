@@ -27,7 +27,7 @@
 /// - a commit that fails drops everything (its blocks fail with it), and one
 ///   inside a block (before an upgrade or a compaction) flushes first.
 ///
-/// A leaf here holds row IDs only (``ListNode/resolved(in:owner:inPlace:)``): no object
+/// A leaf here holds row IDs only (``ListNode/resolved(in:owner:)``): no object
 /// of a finished block is kept alive, and an object added without being
 /// inserted fails its own block's save, not the group. What only the commit can
 /// find (a node of the committed tree that is damaged) fails the group, as a
