@@ -102,6 +102,12 @@ open class StoredObject {
 
     /// Called when the store closes: set relationships to empty or `nil` so
     /// that cycles between objects (a playlist and its songs) are freed.
+    ///
+    /// Only set them; do not read them here. A ``StorePool`` closes a write
+    /// block's context on the block's caller's thread while its writer runs the
+    /// next blocks, and a ``StoredList`` of the finished block shares its nodes
+    /// with the list the next block reads: reading it here could load a node
+    /// the writer is loading too.
     open func dissolveAllRelationships() {}
 
     /// The name of the class's database file. Defaults to the unqualified class

@@ -9,11 +9,15 @@
 ///
 /// `@unchecked Sendable`, and why that is sound: once the block's `save()` has
 /// returned, nothing else holds the context or its objects. The group's staging
-/// holds encoded records, ``PendingLists`` and ``ListNodeCache`` hold row IDs
-/// and node IDs only (never an object of a finished block), and the context's
-/// class entries and uniquing tables are its own. So after the hand-off the
-/// context belongs to the one thread that closes it; its ``ConcurrentUseDetector``
-/// would stop the program if anything else entered it meanwhile.
+/// holds encoded records, ``ListNodeCache`` row IDs and node IDs, and
+/// ``PendingLists`` list nodes without objects (never an object of a finished
+/// block); the context's class entries and uniquing tables are its own. So after
+/// the hand-off the context belongs to the one thread that closes it; its
+/// ``ConcurrentUseDetector`` would stop the program if anything else entered it
+/// meanwhile. The one thing shared is those list nodes: a finished block's
+/// lists may hold the same nodes the next block reads. Closing only lets them
+/// go, unless an app's `dissolveAllRelationships()` reads a list instead of
+/// emptying it, which its documentation rules out.
 final class FinishedContext: @unchecked Sendable {
     private var store: ObjectStore?
 
