@@ -62,12 +62,7 @@ private struct Missing: Error {}
     func aSaveThatFailsAfterKeepingItsListGivesItBack(_ kind: BackendKind) async throws {
         let fixture = try StoreFixture(kind)
         let pool = try fixture.pool(Song.self, Crate.self)
-        let crateRow: UInt32 = try await pool.write { store in
-            let crate = Crate()
-            crate.songs = StoredList((0..<300).map { i in let song = Song(); song.title = "seed \(i)"; store.insert(song); return song })
-            store.insert(crate)
-            return crate.rowID
-        }
+        let crateRow = try await pool.write(Self.crateOf300)
         let append = { @Sendable (title: String, weight: Float64) in
             { @Sendable (store: ObjectStore) throws -> Int in
                 guard let crate = try store.fetch(Crate.self, rowID: crateRow) else { throw Missing() }
@@ -142,12 +137,7 @@ private struct Missing: Error {}
     func aRetryAfterAFailedSaveRefusesAListNamingAnObjectDeletedMeanwhile(_ kind: BackendKind) async throws {
         let fixture = try StoreFixture(kind)
         let pool = try fixture.pool(Song.self, Crate.self)
-        let crateRow: UInt32 = try await pool.write { store in
-            let crate = Crate()
-            crate.songs = StoredList((0..<300).map { i in let song = Song(); song.title = "seed \(i)"; store.insert(song); return song })
-            store.insert(crate)
-            return crate.rowID
-        }
+        let crateRow = try await pool.write(Self.crateOf300)
         let outcome: String = try await pool.write { store in
             guard let crate = try store.fetch(Crate.self, rowID: crateRow) else { throw Missing() }
             let ghost = Song(); ghost.title = "ghost"; store.insert(ghost)
@@ -307,6 +297,14 @@ private struct Missing: Error {}
         ])
         _ = try results[0].get()
         return (pool, shelfRow, try results[1].get())
+    }
+
+    /// A crate of 300 new songs ("seed 0" …), its list out of line: its row.
+    @Sendable static func crateOf300(_ store: ObjectStore) -> UInt32 {
+        let crate = Crate()
+        crate.songs = StoredList((0..<300).map { i in let song = Song(); song.title = "seed \(i)"; store.insert(song); return song })
+        store.insert(crate)
+        return crate.rowID
     }
 
     /// `cabinet verify`'s checks of the closed store: every list whole, no root or node orphaned.

@@ -58,8 +58,10 @@ public enum StoreVerifier {
         let services = backend.services
         var problems: [Problem] = []
         let journalLocation = RecordLocation(file: services.journalLocation)
+        // Asked once (it reads the journal file and lists the directory): a damaged journal, and the tables not to read.
+        let pending = Result { try services.pendingRecovery() }
         do {
-            if let damaged = try services.pendingRecovery().first(where: { $0.table == nil && $0.problem != nil }) {
+            if let damaged = try pending.get().first(where: { $0.table == nil && $0.problem != nil }) {
                 // Read-only, the journal's bytes are read, but not why they are no journal: the backend says.
                 problems.append(Problem(location: journalLocation, reason: damaged.problem ?? damaged.description))
             } else if let journal = try services.readJournal() {
@@ -71,7 +73,7 @@ public enum StoreVerifier {
         let format = try recordFormat(of: backend)
         problems += try backend.storageProblems()
         problems += try catalogProblems(backend)
-        let awaitingRecovery = Set(try services.pendingRecovery().compactMap(\.table))
+        let awaitingRecovery = Set(try pending.get().compactMap(\.table))
         let tables = try backend.tableNames()
         // The records read one by one: index files are checked below, as a whole.
         let scanned = tables.filter { !awaitingRecovery.contains($0) && !$0.hasSuffix(ClassIndexes.suffix) }
