@@ -58,12 +58,19 @@ extension DataBuffer {
 }
 
 extension RecordFormat {
-    /// The format of the store behind `backend`, from its marker; for a store with
-    /// tables but no marker (BNRPersistence's), plain, unless it cannot be: a store
-    /// Cabinet wrote always has its marker, so records that end in their own CRC-32,
-    /// or a catalog, mean a store that lost it (read as plain, every record would
-    /// carry four bytes of garbage), and that is refused. `nil` for a store with no
-    /// tables and no marker (a new one).
+    /// The format of the store behind `backend`, from its marker; `nil` for a
+    /// store with no tables and no marker (a new one). A store with tables but no
+    /// marker is BNRPersistence's, read as plain, unless it cannot be:
+    ///
+    /// - its records end in their own CRC-32: a checksummed store that lost its
+    ///   marker (read as plain, every record would carry four bytes of garbage);
+    /// - it has a catalog (Cabinet wrote to it) and its records do not tell: none
+    ///   sampled, or some ending in their CRC-32 and some not.
+    ///
+    /// A catalog beside records that carry no checksum is a BNRPersistence store a
+    /// writer of an older Cabinet saved to without writing the marker: plain.
+    /// Only object records and named buffers are sampled (index files carry
+    /// entries without a trailer). See docs/FORMAT.md, "The catalog".
     static func stored(in backend: any StorageBackend) throws -> RecordFormat? {
         if let marker = try backend.services.readFormatMarker() {
             guard let format = RecordFormat(marker: marker) else {
@@ -73,11 +80,12 @@ extension RecordFormat {
         }
         guard try !backend.tableNames().isEmpty else { return nil }
         let marker = backend.services.formatMarkerLocation
-        if try ObjectStore.recordsCarryChecksums(backend) {
+        let sample = try ObjectStore.sampleTrailers(backend)
+        if sample.records > 0 && sample.checksummed == sample.records {
             throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, but its records carry checksums; restore the marker from a backup, or write the line 'cabinet-record-format checksummed' to it")
         }
-        if try backend.services.readCatalog() != nil {
-            throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, though Cabinet wrote the store (it has a catalog); restore the marker from a backup")
+        if try backend.services.readCatalog() != nil && (sample.records == 0 || sample.checksummed > 0) {
+            throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker (\(marker)) is missing, though Cabinet wrote the store (it has a catalog), and its records do not show which format it has; restore the marker from a backup, or write the line 'cabinet-record-format plain' (a BNRPersistence store) or 'cabinet-record-format checksummed' to it")
         }
         return .plain
     }
@@ -86,13 +94,20 @@ extension RecordFormat {
 extension ObjectStore {
     /// The format of the store behind `backend` (see ``RecordFormat/stored(in:)``);
     /// for a new store, what was asked (checksummed by default), recorded in a new marker.
+    /// A writer that finds a store without a marker (BNRPersistence's) writes the
+    /// plain marker before anything else, so that the catalog and files it adds
+    /// never make the next open take the store for one that lost its marker.
     static func recordFormat(of backend: any StorageBackend, asked: RecordFormat?) throws -> RecordFormat {
         if let format = try RecordFormat.stored(in: backend) {
+            let hasMarker = try backend.services.readFormatMarker() != nil
             if let asked, asked != format {
-                let reason = try backend.services.readFormatMarker() == nil
-                    ? "it has no format marker, so it is a plain (BNRPersistence) store, not \(asked.rawValue)"
-                    : "it is a \(format.rawValue) store, not \(asked.rawValue)"
+                let reason = hasMarker
+                    ? "it is a \(format.rawValue) store, not \(asked.rawValue)"
+                    : "it has no format marker, so it is a plain (BNRPersistence) store, not \(asked.rawValue)"
                 throw CabinetError.unsupportedFormat(path: backend.path, reason: reason)
+            }
+            if !hasMarker && !backend.services.isReadOnly {
+                try backend.services.writeFormatMarker(format.marker)
             }
             return format
         }
@@ -106,25 +121,26 @@ extension ObjectStore {
     /// How many records of each table ``recordsCarryChecksums(_:)`` looks at.
     static let formatSampleSize = 16
 
-    /// Whether every record sampled from the store's tables (a few from each)
-    /// ends with the CRC-32 of the bytes before it. Plain records do so by
-    /// chance once in four billion.
-    static func recordsCarryChecksums(_ backend: any StorageBackend) throws -> Bool {
+    /// How many records were sampled from the store's object tables and named
+    /// buffers (up to ``formatSampleSize`` from each), and how many of them end
+    /// with the CRC-32 of the bytes before them. Plain records do so by chance
+    /// once in four billion.
+    static func sampleTrailers(_ backend: any StorageBackend) throws -> (records: Int, checksummed: Int) {
         var sampled = 0, checksummed = 0
-        for name in try backend.tableNames() {
+        for name in try backend.tableNames() where !name.hasSuffix(ClassIndexes.suffix) {
             var seen = 0
             try backend.openTable(named: name).forEach { key, value in
                 // The metadata row of older stores has no trailer: leave it out.
                 if key.count == 4 && key.loadUnaligned(as: UInt32.self) == ClassMetadata.rowID.littleEndian { return true }
                 seen += 1
                 sampled += 1
-                if value.count > 4 {
+                if value.count >= 4 {
                     let stored = UInt32(littleEndian: value.loadUnaligned(fromByteOffset: value.count - 4, as: UInt32.self))
                     if stored == CRC32.checksum(UnsafeRawBufferPointer(rebasing: value[0..<(value.count - 4)])) { checksummed += 1 }
                 }
                 return seen < formatSampleSize
             }
         }
-        return sampled > 0 && checksummed == sampled
+        return (sampled, checksummed)
     }
 }
