@@ -107,18 +107,17 @@ import Testing
         let before = try fingerprint(store)
         let staging = directory.path + "/.backup.cabinet-partial"
         // Part way through the songs: on a terminal the bar says so; on a pipe, a moment after the copy began.
-        let run = try interrupt(["backup", store, directory.path + "/backup"], onTerminal: onTerminal, delay: onTerminal ? 0 : 100_000) { drawn in
+        let interrupted = try interrupt(["backup", store, directory.path + "/backup"], onTerminal: onTerminal, delay: onTerminal ? 0 : 100_000) { drawn in
             onTerminal ? drawn.contains("backup Song  [#") : exists(staging)
         }
-        #expect(run.interrupted, "the backup finished before the interrupt; make the store bigger")
-        if onTerminal { #expect(run.drawn.hasSuffix("\r\u{1B}[K"), "the bar's line was not cleared: \(run.drawn.suffix(200).debugDescription)") }
+        #expect(interrupted.interrupted, "the backup finished before the interrupt; make the store bigger")
+        if onTerminal { #expect(interrupted.drawn.hasSuffix("\r\u{1B}[K"), "the bar's line was not cleared: \(interrupted.drawn.suffix(200).debugDescription)") }
         #expect(!exists(directory.path + "/backup"), "an interrupted backup left a directory that could pass for one")
         #expect(try same(fingerprint(store), before))
-        // What it left is hidden and partial, and the next backup starts afresh.
+        // What it left is hidden and partial, and the next backup removes it, says so, and starts afresh.
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { $0 == "store" || $0 == ".backup.cabinet-partial" })
-        let reader = try ObjectStore(path: store, readOnly: true)
-        try reader.backup(to: directory.path + "/backup")
-        reader.close()
+        let next = try run(cabinetToolPath, ["backup", store, directory.path + "/backup"])
+        #expect(next.status == 0 && next.output.contains("removed the partial copy an interrupted backup left at \(staging)"), "\(next.output)")
         let copied = try fingerprint(directory.path + "/backup")
         #expect(!exists(staging) && same(copied, before))
     }

@@ -16,7 +16,8 @@ extension ObjectStore {
     /// The copy is written beside `destination` under a hidden name
     /// (`.NAME.cabinet-partial`) and renamed into place when it is complete, so a
     /// backup that was interrupted leaves no directory at `destination` that
-    /// could pass for a backup.
+    /// could pass for a backup; the next backup to `destination` removes what it
+    /// left, and says so in the store's ``logger``.
     ///
     /// `progress`, if given, is called as the records are copied (see ``StoreProgress``):
     /// ```swift
@@ -24,7 +25,9 @@ extension ObjectStore {
     /// ```
     public func backup(to destination: String, progress: StoreProgress.Handler? = nil) throws {
         try copying("backup(to:)") {
-            try TokyoCabinetBackend.createStore(at: destination, copying: backend, formatMarker: recordFormat.marker, progress: progress)
+            try TokyoCabinetBackend.createStore(at: destination, copying: backend, formatMarker: recordFormat.marker, progress: progress) {
+                logger.notice("removed the partial copy an interrupted backup left at \($0)", metadata: ["cabinet.path": "\(path)"])
+            }
         }
     }
 

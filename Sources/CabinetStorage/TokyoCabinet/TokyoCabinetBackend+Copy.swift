@@ -18,15 +18,20 @@ extension TokyoCabinetBackend {
     /// (`.NAME.cabinet-partial`), flushed, and renamed into place when it is
     /// complete, so an interrupted copy leaves no directory at `destination` that
     /// could pass for a store. `source` is only read.
+    /// A partial copy an interrupted backup left there is removed first, and
+    /// handed to `removedLeftover` (to be logged).
     package static func createStore(at destination: String, copying source: any StorageBackend, formatMarker: String,
-                                    progress: StoreProgress.Handler? = nil) throws {
-        try createStore(at: destination) { try $0.copyContents(of: source, formatMarker: formatMarker, progress: progress) }
+                                    progress: StoreProgress.Handler? = nil, removedLeftover: (String) -> Void = { _ in }) throws {
+        try createStore(at: destination, removedLeftover: removedLeftover) {
+            try $0.copyContents(of: source, formatMarker: formatMarker, progress: progress)
+        }
     }
 
     /// Writes a new store directory at `destination` whose content `fill` writes
-    /// into the backend it is given, whole or not at all, as ``createStore(at:copying:formatMarker:progress:)``.
-    package static func createStore(at destination: String, filling fill: (TokyoCabinetBackend) throws -> Void) throws {
-        try TokyoCabinetDirectory.publishDirectory(at: destination, what: "a backup") { staging in
+    /// into the backend it is given, whole or not at all, as ``createStore(at:copying:formatMarker:progress:removedLeftover:)``.
+    package static func createStore(at destination: String, removedLeftover: (String) -> Void = { _ in },
+                                    filling fill: (TokyoCabinetBackend) throws -> Void) throws {
+        try TokyoCabinetDirectory.publishDirectory(at: destination, what: "a backup", removedLeftover: removedLeftover) { staging in
             try writeStore(into: staging, filling: fill)
         }
     }

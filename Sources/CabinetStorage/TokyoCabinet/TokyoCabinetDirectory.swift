@@ -145,12 +145,21 @@ package enum TokyoCabinetDirectory {
     /// leaves nothing at `destination` that could pass for its result; a rename
     /// not known to be on the disk is undone, so that trying again starts afresh.
     /// `what` names the result in errors ("a backup").
-    package static func publishDirectory(at destination: String, what: String, _ write: (_ staging: String) throws -> Void) throws {
+    package static func publishDirectory(at destination: String, what: String, removedLeftover: (_ staging: String) -> Void = { _ in },
+                                         _ write: (_ staging: String) throws -> Void) throws {
         try refuseNonEmpty(destination, for: what)
         let url = URL(fileURLWithPath: destination)
         let parent = url.deletingLastPathComponent().path
         let staging = parent + "/." + url.lastPathComponent + ".cabinet-partial"
-        try? FileManager.default.removeItem(atPath: staging)
+        if DirectoryFiles.exists(staging) {
+            // A copy that was killed part way: never finished, so never anyone's store.
+            do {
+                try FileManager.default.removeItem(atPath: staging)
+            } catch {
+                throw DirectoryFiles.failure("remove the partial copy an interrupted \(what) left (remove it by hand, then try again)", staging)
+            }
+            removedLeftover(staging)
+        }
         do {
             try write(staging)
             try DirectoryFiles.replace(destination, with: staging, directory: parent, sync: false)
