@@ -123,4 +123,40 @@ import Testing
         let records = RawTokyoCabinet.read(path + "/Song")
         #expect(records[RawTokyoCabinet.rowKey(3)] == nil && records.count == 5, "nothing was written")
     }
+
+    /// A backup's class file damaged in each way a restore can't read: the
+    /// restore is refused before anything in the store changes.
+    @Test(arguments: ["link", "fifo", "empty", "random", "directory", "missing", "named buffers empty"])
+    func aBackupWithAFileThatIsNoTableIsNotRestored(damage: String) throws {
+        let backup = try makeSongStore()
+        let target = try makeSongStore(songs: 1)
+        let song = backup.path + "/Song"
+        switch damage {
+        case "link":
+            try FileManager.default.moveItem(atPath: song, toPath: backup.path + "/.elsewhere")
+            try FileManager.default.createSymbolicLink(atPath: song, withDestinationPath: backup.path + "/.elsewhere")
+        case "fifo":
+            try FileManager.default.removeItem(atPath: song)
+            #expect(mkfifo(song, 0o644) == 0)
+        case "empty":
+            try Data().write(to: URL(fileURLWithPath: song))
+        case "random":
+            try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }).write(to: URL(fileURLWithPath: song))
+        case "directory":
+            try FileManager.default.removeItem(atPath: song)
+            try FileManager.default.createDirectory(atPath: song, withIntermediateDirectories: false)
+        case "missing":
+            try FileManager.default.removeItem(atPath: song)
+        default:
+            try Data().write(to: URL(fileURLWithPath: backup.path + "/NamedBuffers"))
+        }
+        let error = expectCabinetError({ try ObjectStore.restore(from: backup.path, to: target.path) }) {
+            $0.code == .notAStore && ($0.reason ?? "").contains("nothing was restored")
+        }
+        #expect(error != nil, "\(damage)")
+        #expect(try titles(target.path) == ["s0"], "the store is as it was (\(damage))")
+        let tool = try run(cabinetToolPath, ["restore", backup.path, target.path])
+        #expect(tool.status != 0 && !tool.output.contains("Restored"), "\(damage): \(tool.output)")
+        #expect(try titles(target.path) == ["s0"])
+    }
 }

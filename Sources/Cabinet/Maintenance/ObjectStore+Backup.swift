@@ -110,7 +110,11 @@ extension ObjectStore {
     }
 
     /// The record format of a backup, once it is known to be one: it has
-    /// tables, and nothing waits to be recovered in it.
+    /// tables, nothing waits to be recovered in it, and every entry of it is a
+    /// table that can be read, with every table its catalog lists. A restore
+    /// removes the store's tables that the backup does not hold, so a backup
+    /// whose class file is a link, a FIFO, empty or not a table at all would
+    /// otherwise delete the store's good file and put nothing in its place.
     private static func restorableFormat(of source: any StorageBackend) throws -> RecordFormat {
         guard try !source.tableNames().isEmpty else {
             throw CabinetError.notAStore(path: source.path, reason: "it holds no tables, so it is not a backup")
@@ -118,6 +122,11 @@ extension ObjectStore {
         let pending = try source.services.pendingRecovery()
         if !pending.isEmpty {
             throw CabinetError.recoveryPending(path: source.path, reason: pending.map(\.description).joined(separator: "; ") + "; finish it before restoring from it")
+        }
+        let problems = try source.storageProblems() + StoreVerifier.catalogProblems(source)
+        if !problems.isEmpty {
+            throw CabinetError.notAStore(path: source.path, reason: "it is not a whole backup, so nothing was restored and the store is as it was: "
+                                         + problems.map(\.description).joined(separator: "; ") + ". Restore from another backup, or repair this one first")
         }
         return try StoreVerifier.recordFormat(of: source)
     }

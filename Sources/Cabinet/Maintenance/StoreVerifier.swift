@@ -107,7 +107,7 @@ public enum StoreVerifier {
     }
 
     /// Each table the store's catalog lists that is missing, or the catalog's damage.
-    private static func catalogProblems(_ backend: any StorageBackend) throws -> [Problem] {
+    static func catalogProblems(_ backend: any StorageBackend) throws -> [Problem] {
         let catalog: StoreCatalog?
         do {
             catalog = try backend.services.readCatalog()
