@@ -7,9 +7,14 @@ struct ClassRegistrar {
 
     static func validate(name: String, of type: StoredObject.Type) throws {
         var reason = TableName.problem(with: name)
-        if name == ObjectStore.namedBuffersTableName { reason = "'\(name)' is the file of named buffers" }
-        if name == ObjectStore.listsTableName { reason = "'\(name)' is the file of out-of-line lists" }
-        if name.hasSuffix(ClassIndexes.suffix) { reason = "'\(name)' ends in '\(ClassIndexes.suffix)', the ending of a class's index file" }
+        if name == ObjectStore.namedBuffersTableName { reason = "is the name of the named buffers' file" }
+        if name == ObjectStore.listsTableName { reason = "is the name of the out-of-line lists' file" }
+        if name.hasSuffix(ClassIndexes.suffix) { reason = "may not end in '\(ClassIndexes.suffix)', the ending of a class's index file" }
+        // Its index file, and the copy Tokyo Cabinet writes of it when it is compacted, must be file names too.
+        let longestIndexed = TableName.longestFileName - ClassIndexes.suffix.utf8.count - TableName.optimizeSuffixLength
+        if reason == nil && !type.indexes.isEmpty && name.utf8.count > longestIndexed {
+            reason = "is \(name.utf8.count) bytes, and a class that declares indexes may have at most \(longestIndexed) (its index file '<name>\(ClassIndexes.suffix)', the copy Tokyo Cabinet writes of it when compacting, '<name>\(ClassIndexes.suffix).tmp.<number>', and that copy's log, '….wal', must be file names of at most \(TableName.longestFileName) bytes)"
+        }
         if let reason {
             throw CabinetError.invalidStoredName(className: String(describing: type), name: name, reason: reason)
         }

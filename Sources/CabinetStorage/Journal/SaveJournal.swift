@@ -91,7 +91,7 @@ package struct SaveJournal: ~Copyable {
             // A name from disk becomes a path: one that reaches outside the store, or names
             // a file that is not a table, must stop the replay before anything is written.
             let name = try reader.readString()
-            if let problem = TableName.problem(with: name) { throw damaged("it names a table that cannot exist: \(problem)") }
+            if let problem = TableName.problem(with: name) { throw damaged("it names a table that cannot exist: '\(name)' \(problem)") }
             names.append(name)
         }
         var applied: UInt32 = 0

@@ -169,7 +169,7 @@ private struct ImportSource {
     private mutating func add(_ name: String, path: String, _ refuse: (String) -> CabinetError) throws {
         switch TokyoCabinetDirectory.classify(name, in: URL(fileURLWithPath: path).deletingLastPathComponent().path) {
         case .table:
-            if let problem = TableName.problem(with: name) { throw refuse(problem) }
+            if let problem = TableName.problem(with: name) { throw refuse("the table '\(name)' \(problem)") }
             // Only a file named as Cabinet names index files: a class file whose type byte
             // is damaged must be reported, not left out.
             if name.hasSuffix(".index"), TokyoCabinetHashHeader.read(path: path)?.type == TokyoCabinetHashHeader.bTreeType {
