@@ -171,4 +171,14 @@ import Testing
         #expect(CabinetError.newerVersion(row, recordVersion: 3, classVersion: 2) == .newerVersion(row, recordVersion: 3, classVersion: 2))
         #expect(CabinetError.newerVersion(row, recordVersion: 3, classVersion: 2) != .newerVersion(row, recordVersion: 3, classVersion: 1))
     }
+
+    /// The caller's own process holds the store: the message says so, and what to use instead.
+    @Test func theSameStoreOpenedTwiceInOneProcessSaysItIsThisProcess() throws {
+        let directory = try TemporaryDirectory()
+        let first = try ObjectStore(path: directory.path)
+        defer { first.close() }
+        let error = try #require(expectCabinetError({ _ = try ObjectStore(path: directory.path) }) { $0.code == .storeLocked })
+        #expect("\(error)".contains("this process already has the store") && "\(error)".contains("StorePool"), "\(error)")
+        #expect(!"\(error)".contains("locked by process"), "\(error)")
+    }
 }

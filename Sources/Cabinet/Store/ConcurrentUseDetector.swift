@@ -51,7 +51,7 @@ final class ConcurrentUseDetector: @unchecked Sendable {
     }
 
     private func twoThreads(_ operation: StaticString) -> Never {
-        fatalError("Cabinet: the store '\(path)' was used from two threads at once (\(operation) while another thread was inside the store). An ObjectStore and its objects belong to one thread or actor at a time.")
+        fatalError("Cabinet: the store '\(path)' was used from two threads at once (\(operation) while another thread was inside the store). An ObjectStore and its objects belong to one thread or actor at a time; for several threads, open a StorePool and use a context per block (pool.read { store in … }, pool.write { store in … }).")
     }
 
     /// Enters an operation that must not run inside another one of the same

@@ -1,3 +1,5 @@
+import Foundation
+
 extension CabinetError {
     /// What happened, where (file, class, row) and what to do, for a person to read.
     ///
@@ -17,6 +19,9 @@ extension CabinetError {
             // The reason says what to do: an access problem's adds "check the path and its permissions".
             return "Cabinet: cannot use the directory '\(path)': \(reason)."
         case .storeLocked:
+            if pid == getpid() {
+                return "Cabinet: this process already has the store '\(path)' open (another ObjectStore or StorePool); use that one, or a StorePool for concurrent access, or close it first."
+            }
             return "Cabinet: the store '\(path)' is locked by \(pid.map { "process \($0)" } ?? "another process"). Close it there first, or open a copy."
         case .notADatabase:
             return "Cabinet: \(l) is not a Tokyo Cabinet hash database (\(reason)). Move the file away or restore it from a backup; the other classes are unaffected."
