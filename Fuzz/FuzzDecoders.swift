@@ -17,6 +17,12 @@ final class FuzzSong: StoredObject {
         when = try buffer.readDate()
         blob = try buffer.readData()
     }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeString(title)
+        buffer.writeUInt32(seconds)
+        buffer.writeDate(when)
+        buffer.writeData(blob)
+    }
 }
 
 final class FuzzList: StoredObject {
@@ -30,6 +36,14 @@ final class FuzzList: StoredObject {
         _ = try buffer.readOptionalString()
         _ = try buffer.readFloat64()
         _ = try buffer.readInt()
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeReferences(songs)
+        buffer.writeAnyReferences(anything)
+        buffer.writeReference(first)
+        buffer.writeOptionalString(nil)
+        buffer.writeFloat64(0)
+        buffer.writeInt(0)
     }
 }
 

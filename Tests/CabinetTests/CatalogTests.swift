@@ -130,12 +130,26 @@ import Testing
             return reason.contains("missing") && reason.contains("checksums")
         }
         #expect(error != nil)
-        // A plain store written by this Cabinet has a catalog: it is not guessed either.
+        // A plain store with a catalog whose records carry no checksum is plain: its records say so.
         let plain = try TemporaryDirectory()
         let plainPath = try makeStore(plain, format: .plain)
         try FileManager.default.removeItem(atPath: plainPath + "/" + TokyoCabinetBackend.formatFileName)
-        #expect(throws: CabinetError.self) { _ = try ObjectStore(path: plainPath) }
+        let reopened = try ObjectStore(path: plainPath)
+        #expect(reopened.recordFormat == .plain)
+        reopened.close()
+        // With a catalog and no record to tell by, nothing is guessed.
+        let empty = try TemporaryDirectory()
+        do {
+            let store = try ObjectStore(path: empty.path, options: .init(recordFormat: .plain))
+            try store.register(Song.self)
+            store.close()
+        }
+        try FileManager.default.removeItem(atPath: empty.path + "/" + TokyoCabinetBackend.formatFileName)
+        #expect(expectCabinetError({ _ = try ObjectStore(path: empty.path) }) {
+            $0.code == .unsupportedFormat && ($0.reason ?? "").contains("do not show which format")
+        } != nil)
         // A BNRPersistence store (no marker, no catalog, plain records) still opens as plain.
+        try FileManager.default.removeItem(atPath: plainPath + "/" + TokyoCabinetBackend.formatFileName)
         try FileManager.default.removeItem(atPath: plainPath + "/" + TokyoCabinetBackend.catalogFileName)
         let bnr = try ObjectStore(path: plainPath)
         #expect(bnr.recordFormat == .plain)

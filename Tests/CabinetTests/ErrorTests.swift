@@ -181,4 +181,55 @@ import Testing
         #expect("\(error)".contains("this process already has the store") && "\(error)".contains("StorePool"), "\(error)")
         #expect(!"\(error)".contains("locked by process"), "\(error)")
     }
+
+    /// A forgotten `write(to:)` would save empty records and lose every value:
+    /// refused at register, naming the properties and what to do.
+    @Test func aClassThatDeclaresStoredPropertiesButWritesNothingIsRefused() throws {
+        final class Forgotten: StoredObject {
+            @Stored var title = ""
+            @Stored var plays: UInt32 = 0
+        }
+        final class Empty: StoredObject {}      // nothing to store: fine
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        defer { store.close() }
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        let error = try #require(expectCabinetError({ try store.register(Forgotten.self) }) { $0.code == .invalidModel })
+        #expect(error.className == "Forgotten")
+        #expect("\(error)".contains("title, plays") && "\(error)".contains("override read(from:) and write(to:)") && "\(error)".contains("@StoredModel"), "\(error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before, "no file was made for it")
+        try store.register(Empty.self)
+    }
+
+    /// Fields read in another order than written: the record passed its
+    /// checksum, so the error points at read(from:), not at the disk.
+    @Test func aRecordThatReadsInAnotherOrderThanItWasWrittenNamesReadFrom() throws {
+        final class Swapped: StoredObject {
+            @Stored var title = ""
+            @Stored var plays: UInt32 = 0
+            override func read(from buffer: inout DataBuffer) throws {
+                plays = try buffer.readUInt32()
+                title = try buffer.readString()
+            }
+            override func write(to buffer: inout DataBuffer) {
+                buffer.writeString(title)
+                buffer.writeUInt32(plays)
+            }
+        }
+        let directory = try TemporaryDirectory()
+        do {
+            let store = try ObjectStore(path: directory.path)
+            try store.register(Swapped.self)
+            let object = Swapped(); object.title = "hello"; store.insert(object)
+            try store.save()
+            store.close()
+        }
+        let store = try ObjectStore(path: directory.path)
+        defer { store.close() }
+        try store.register(Swapped.self)
+        let error = try #require(expectCabinetError({ _ = try store.fetchAll(Swapped.self) }) {
+            $0.code == .truncatedRecord || $0.code == .malformedRecord
+        })
+        #expect("\(error)".contains("Swapped.read(from:) does not read what Swapped.write(to:) writes") && "\(error)".contains("version 1"), "\(error)")
+    }
 }

@@ -50,12 +50,18 @@ extension ObjectStore {
     /// registration, of a new instance's `write(to:)`). Only such classes' saves
     /// and deletes look for out-of-line lists.
     static func writesLists(_ type: StoredObject.Type) -> Bool {
+        probeWrite(type).writesLists
+    }
+
+    /// What `write(to:)` of a blank instance of `type` does: whether it writes a
+    /// list, and how many bytes it writes.
+    static func probeWrite(_ type: StoredObject.Type) -> (writesLists: Bool, bytes: Int) {
         var probe = DataBuffer()
         let collector = ListCollector()
         probe.context = RecordContext(location: RecordLocation(file: RecordContext.unknownFile))
         probe.context!.listCollector = collector
         type.init().write(to: &probe)
-        return collector.sawList
+        return (collector.sawList, probe.count)
     }
 
     /// A writer for this save's lists, if any class being saved writes lists.

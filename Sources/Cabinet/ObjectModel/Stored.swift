@@ -12,7 +12,7 @@
 /// Use it only in subclasses of ``StoredObject``. Plain (unwrapped) properties
 /// work too; call ``ObjectStore/willUpdate(_:)`` before changing one.
 @propertyWrapper
-public struct Stored<Value> {
+public struct Stored<Value>: StoredProperty {
     @usableFromInline var value: Value
 
     public init(wrappedValue: Value) {
@@ -46,3 +46,7 @@ public struct Stored<Value> {
         }
     }
 }
+
+/// What every `@Stored` property's storage is, whatever its value's type: for
+/// registration to find a class's stored properties by reflection.
+protocol StoredProperty {}

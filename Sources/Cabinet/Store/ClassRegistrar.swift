@@ -20,6 +20,22 @@ struct ClassRegistrar {
         }
     }
 
+    /// Refuses a class that declares `@Stored` properties but writes no byte for
+    /// a blank instance: its `write(to:)` was not overridden, so every save would
+    /// store an empty record and its values would come back as their defaults.
+    static func checkWritesContent(_ type: StoredObject.Type, bytesWritten: Int) throws {
+        guard bytesWritten == 0 else { return }
+        var mirror: Mirror? = Mirror(reflecting: type.init())
+        var declared: [String] = []
+        while let current = mirror, current.subjectType != StoredObject.self {
+            declared += current.children.compactMap { $0.value is any StoredProperty ? $0.label.map { String($0.dropFirst()) } : nil }
+            mirror = current.superclassMirror
+        }
+        guard !declared.isEmpty else { return }
+        throw CabinetError.invalidModel(className: String(describing: type),
+                                        reason: "it declares @Stored properties (\(declared.joined(separator: ", "))) but its write(to:) writes nothing, so their values would not be saved; override read(from:) and write(to:) to read and write them in the same order (or declare the class with @StoredModel)")
+    }
+
     /// The table and metadata of class `name`. A class the catalog lists must have
     /// its file; a new class gets a new file (created whole) and fresh metadata,
     /// written at once so that its class ID is taken before any other class asks for one.

@@ -250,9 +250,23 @@ extension ObjectStore {
         } catch {
             object.hasContent = false
             object.changeState = previousState
-            throw error
+            throw explainDecodeFailure(error, of: object, entry: entry, version: buffer.version, fromDisk: fromDisk)
         }
         object.changeState = previousState
+    }
+
+    /// A record whose checksum matched but which `read(from:)` could not decode
+    /// was read as it was saved: the class's `read(from:)` and `write(to:)` most
+    /// likely disagree, and the error says so instead of suggesting damage.
+    private func explainDecodeFailure(_ error: any Error, of object: StoredObject, entry: ClassEntry, version: UInt8, fromDisk: Bool) -> any Error {
+        guard fromDisk, recordFormat == .checksummed, let error = error as? CabinetError,
+              error.code == .truncatedRecord || error.code == .malformedRecord,
+              error.location?.rowID == object.rowID, error.location?.className == entry.name else { return error }
+        let type = String(describing: entry.type)
+        let detail = error.code == .malformedRecord ? (error.reason ?? "") + ". " : ""
+        return error.replacingReason(with: detail + "Its checksum matches, so these are the bytes that were saved: most likely \(type).read(from:) "
+            + "does not read what \(type).write(to:) writes (a field read in another order or as another type) for a record of "
+            + "version \(version) (\(type) is version \(entry.type.version)); make the two agree")
     }
 
     /// The read loop of fetchAll and enumerate: each saved record, then unsaved

@@ -41,6 +41,8 @@ extension ObjectStore {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "\(String(describing: other.type)) is already registered with the stored name '\(name)'")
         }
+        let probe = ObjectStore.probeWrite(type)
+        try ClassRegistrar.checkWritesContent(type, bytesWritten: probe.bytes)
         // Opening may create the class's file and write its metadata row: a writer does it while readers wait.
         let (table, metadata) = try coordinatesReads ? readingCommittedState { try ClassRegistrar(store: self).open(type, name: name) }
                                                      : changingTables { try ClassRegistrar(store: self).open(type, name: name) }
@@ -48,7 +50,7 @@ extension ObjectStore {
             throw CabinetError.classConflict(className: String(describing: type),
                                              reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
         }
-        let writesLists = ObjectStore.writesLists(type)
+        let writesLists = probe.writesLists
         if writesLists && recordFormat != .plain && !backend.services.isReadOnly {
             // Created (and catalogued) now, so a save's journal never names a table it must create.
             _ = try changingTables { try listsTable(creating: true) }

@@ -77,6 +77,10 @@ extension CabinetError {
         /// Two registered Swift classes claim the same file, or a file's class ID clashes
         /// with another registered class's. Sets ``CabinetError/className``, ``CabinetError/reason``.
         public static let classConflict = Code(rawValue: "classConflict")
+        /// A class can't be stored as it is written, such as one that declares
+        /// `@Stored` properties but whose `write(to:)` writes nothing (it was not
+        /// overridden). Sets ``CabinetError/className``, ``CabinetError/reason``.
+        public static let invalidModel = Code(rawValue: "invalidModel")
         /// The store has as many classes as a class ID can name, so no other class can
         /// be registered. Sets ``CabinetError/className``, ``CabinetError/limit``.
         public static let tooManyClasses = Code(rawValue: "tooManyClasses")

@@ -28,7 +28,7 @@ extension CabinetError {
         case .backendFailure, .systemCallFailure:
             return "Cabinet: \(operation ?? "an operation") failed on \(l): \(underlying.map(String.init(describing:)) ?? reason)."
         case .truncatedRecord:
-            return "Cabinet: the record at \(l) is truncated: reading \(needed ?? 0) bytes at offset \(offset ?? 0), only \(available ?? 0) left. The record is damaged or was written by a different class layout."
+            return "Cabinet: the record at \(l) is truncated: reading \(needed ?? 0) bytes at offset \(offset ?? 0), only \(available ?? 0) left. \(self.reason ?? "The record is damaged or was written by a different class layout.")"
         case .malformedRecord:
             return "Cabinet: the record at \(l) is malformed: \(reason)."
         case .checksumMismatch:
@@ -45,7 +45,7 @@ extension CabinetError {
             return "Cabinet: the record at \(l) refers to class ID \(classID ?? 0), which no registered class has. Register every class of the store before reading it."
         case .classNotRegistered:
             return "Cabinet: \(className) is not registered with this store. Call store.register(\(className).self) first."
-        case .classConflict:
+        case .classConflict, .invalidModel:
             return "Cabinet: cannot register \(className): \(reason)."
         case .tooManyClasses:
             return "Cabinet: cannot register \(className): the store already has \(limit ?? 0) classes, the most a class ID can name. Keep further classes in another store."

@@ -117,6 +117,11 @@ extension CabinetError {
         CabinetError(.classConflict, reason: reason, className: className)
     }
 
+    /// An ``Code/invalidModel`` error: class `className` can't be stored as it is written, for `reason`.
+    public static func invalidModel(className: String, reason: String) -> CabinetError {
+        CabinetError(.invalidModel, reason: reason, className: className)
+    }
+
     /// A ``Code/tooManyClasses`` error: `className` cannot be registered, the store
     /// already has `limit` classes.
     public static func tooManyClasses(className: String, limit: Int) -> CabinetError {

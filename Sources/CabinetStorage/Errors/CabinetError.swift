@@ -128,6 +128,15 @@ public struct CabinetError: Error, Sendable, Equatable, CustomStringConvertible 
         self.targetClass = targetClass
         self.name = name
     }
+
+    /// The same error with `reason` in place of its own: for a layer that
+    /// knows more about why it happened than the one that threw it.
+    package func replacingReason(with reason: String) -> CabinetError {
+        CabinetError(code, location: location, path: path, underlying: underlying, operation: operation, reason: reason,
+                     pid: pid, classID: classID, recordVersion: recordVersion, classVersion: classVersion, size: size,
+                     limit: limit, offset: offset, needed: needed, available: available, className: className,
+                     targetClass: targetClass, name: name)
+    }
 }
 
 extension CabinetError {
