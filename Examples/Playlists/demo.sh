@@ -35,8 +35,8 @@ echo
 echo "== Examples/Versioning: a class gains a field"
 "$bin/Versioning" "$(dirname "$store")/versioning"
 echo
-echo "== Examples/StorePool: the README's StorePool sample (store: /tmp/notes)"
+echo "== Examples/StorePool: the StorePool sample of docs/SERVICES.md (store: /tmp/notes)"
 "$bin/PoolExample"
 echo
-echo "== Examples/Queries: the README's queries sample (indexes and full-text search)"
+echo "== Examples/Queries: the queries sample of docs/GUIDE.md (indexes and full-text search)"
 "$bin/QueriesExample"

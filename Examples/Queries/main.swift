@@ -1,4 +1,4 @@
-// The README's queries sample, line for line, with a few lines between them so
+// The queries sample of docs/GUIDE.md, line for line, with a few lines between them so
 // that it runs (`make demo`): a small library of songs and playlists, its
 // indexes built as it is saved, then each kind of query.
 // Tests/CabinetTests/ReadmeExampleTests.swift checks that every README sample

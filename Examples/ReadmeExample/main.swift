@@ -3,14 +3,20 @@ import Cabinet
 
 final class Song: StoredObject {
     @Stored var title = ""
+    @Stored var artist = ""
     @Stored var seconds: UInt32 = 0
 
+    override class var indexes: [StoredIndex] {
+        [.value(\Song.artist), .value(\Song.seconds), .fullText(\Song.title)]
+    }
     override func read(from buffer: inout DataBuffer) throws {
         title = try buffer.readString()
+        artist = try buffer.readString()
         seconds = try buffer.readUInt32()
     }
     override func write(to buffer: inout DataBuffer) {
         buffer.writeString(title)
+        buffer.writeString(artist)
         buffer.writeUInt32(seconds)
     }
 }
@@ -29,21 +35,28 @@ final class Playlist: StoredObject {
     }
 }
 
-let store = try ObjectStore(path: "/tmp/music")   // a directory, created if missing
-try store.register(Song.self, Playlist.self)       // any order, any number of calls
-let song = Song(); song.title = "Walking on Sunshine"; song.seconds = 298
+let path = "/tmp/music"
+var store = try ObjectStore(path: path)              // a directory, created if missing
+try store.register(Song.self, Playlist.self)
+
+let song = Song(); song.title = "Bohemian Rhapsody"; song.artist = "Queen"; song.seconds = 354
 let list = Playlist(); list.title = "Car"; list.songs = [song]
 store.insert(song); store.insert(list)
-try store.save()
+try store.save()                                     // all or nothing, across both files
 
-let lists = try store.fetchAll(Playlist.self)        // content loaded; their songs are faults
-print(lists[0].songs[0].hasContent)                  // true here (song is live); loaded from disk, a fault: false until a @Stored property is read
-try store.enumerate(Song.self) { song, stop in print(song.title) } // streams; `stop = true` ends it
-let same = try store.fetch(Song.self, rowID: song.rowID)   // the identical live instance (===); nil if no row
-print(same === song)                                 // true
-list.title = "Road trip"                             // a @Stored setter marks the object updated
-store.willUpdate(list)                               // the explicit form, for plain properties
-store.delete(song)                                   // calls song.prepareForDelete() first
-print(store.hasUnsavedChanges)                       // true
+let queen = try store.fetch(Song.self, where: \.artist, equals: "Queen")   // by an index
+let long = try store.fetch(Song.self, where: \.seconds, in: 300...600)      // a range, in order
+let found = try store.search(Song.self, matching: "bohemian")               // full text, any case
+print(queen.count, long.count, found.count)
+
+list.title = "Road trip"                             // a @Stored setter marks the object changed
+try store.undoManager.undo()                         // and the store's undo puts it back
+print(list.title)                                    // "Car"
 try store.save()
+store.close()
+
+store = try ObjectStore(path: path)                  // open it again: all of it is there
+try store.register(Song.self, Playlist.self)
+let lists = try store.fetchAll(Playlist.self)
+print(lists.count, lists.first?.songs.first?.title ?? "")   // the songs load when first read
 store.close()

@@ -1,4 +1,4 @@
-// The README's Redis sample, line for line, with a few lines between them so
+// The Redis sample of docs/SERVICES.md, line for line, with a few lines between them so
 // that it runs against a redis-server on 127.0.0.1:6379
 // (`redis-server --port 6379 &`, then `swift run RedisExample`).
 // Tests/CabinetTests/ReadmeExampleTests.swift checks that every README sample
@@ -26,7 +26,7 @@ final class Playlist: StoredObject {
 }
 
 /// Saves `store`; if another process saved `note` first, takes their save
-/// (the README's "Other processes' saves reach live objects") and applies `newTitle` again.
+/// (docs/SERVICES.md, "Other processes' saves reach live objects") and applies `newTitle` again.
 func save(_ store: ObjectStore, note: Song, newTitle: String) throws {
     do {
         try store.save()

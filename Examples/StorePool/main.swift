@@ -1,6 +1,6 @@
-// The README's StorePool sample, line for line, with a few lines between them
+// The StorePool sample of docs/SERVICES.md, line for line, with a few lines between them
 // so that it runs to the end (`make demo`); Tests/CabinetTests/ReadmeExampleTests.swift
-// checks that every README sample is kept in Examples/ or Tests/.
+// checks that every sample of the README and the guides is kept in Examples/ or Tests/.
 import Cabinet
 
 final class Note: StoredObject {

@@ -48,4 +48,29 @@ import Testing
         try store.register(Song.self)
         #expect(try store.fetchAll(Song.self).map(\.title) == ["synced"])
     }
+
+    /// The tour's samples in Cabinet.md, RelationshipsAndFaulting.md and
+    /// ChangeTrackingAndUndo.md, in a temporary directory.
+    @Test func theTourSamplesRun() throws {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path + "/music")
+        try store.register(Song.self, Playlist.self)       // any order, any number of calls
+        let song = Song(); song.title = "Walking on Sunshine"; song.seconds = 298
+        let list = Playlist(); list.title = "Car"; list.songs = [song]
+        store.insert(song); store.insert(list)
+        try store.save()
+
+        let lists = try store.fetchAll(Playlist.self)        // content loaded; their songs are faults
+        print(lists[0].songs[0].hasContent)                  // true here (song is live); loaded from disk, a fault: false until a @Stored property is read
+        #expect(lists[0].songs[0].hasContent)
+
+        list.title = "Road trip"                             // a @Stored setter marks the object updated
+        store.willUpdate(list)                               // the explicit form, for plain properties
+        store.delete(song)                                   // calls song.prepareForDelete() first
+        print(store.hasUnsavedChanges)                       // true
+        #expect(store.hasUnsavedChanges)
+        try store.save()
+        #expect(try store.fetchAll(Playlist.self).map(\.title) == ["Road trip"] && store.fetchAll(Song.self).isEmpty)
+        store.close()
+    }
 }
