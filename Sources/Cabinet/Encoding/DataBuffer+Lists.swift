@@ -26,6 +26,8 @@ extension DataBuffer {
             writeUInt32(UInt32(list.count))
             return
         }
+        // A save keeps this list in its record: no stored tree is its base any more (see ListNode.base).
+        if context?.listCollector != nil { list.root?.base = nil }
         writeUInt32(UInt32(list.count))
         do {
             try list.forEachLeaf { leaf in
@@ -83,6 +85,7 @@ extension DataBuffer {
             guard node.count == count else {
                 throw source.damaged("the root node holds \(node.count) elements, the list's root counts \(count)")
             }
+            node.base = ListNodeStorage(scope: scope, id: root.root)
             return StoredList(root: node, source: source)
         }
         readerIndex = start
@@ -117,6 +120,11 @@ final class ListCollector: @unchecked Sendable {
         let slot: UInt8
         let root: ListNode
         let source: ListSource?
+        /// The block's own root, where ``resolved(classID:row:owner:)`` made a
+        /// copy: the commit that writes the copy gives it its new base too, so
+        /// that the block's list, saved again after a commit inside the block,
+        /// is not taken for a stale copy. Weak: a kept list holds no object of a finished block.
+        weak var origin: ListNode?
 
         /// This list as a pool keeps it for its group's commit (``PendingLists``):
         /// whole in memory if it comes from another list's nodes (which the
@@ -124,7 +132,8 @@ final class ListCollector: @unchecked Sendable {
         func resolved(classID: UInt8, row: UInt32, owner: RecordLocation) throws -> Collected {
             let scope = ListScope(classID: classID, row: row, slot: slot)
             if source?.scope != scope { try root.loadSubtree(source: source) }
-            return Collected(slot: slot, root: try root.resolved(in: scope, owner: owner), source: source)
+            let resolved = try root.resolved(in: scope, owner: owner)
+            return Collected(slot: slot, root: resolved, source: source, origin: resolved === root ? nil : root)
         }
     }
 

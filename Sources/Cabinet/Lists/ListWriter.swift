@@ -19,6 +19,8 @@ final class ListWriter {
     private var location: String { backend.location(ofTable: ObjectStore.listsTableName) }
     /// Nodes written by this save, and where: applied to them once it committed.
     private var written: [(node: ListNode, storage: ListNodeStorage)] = []
+    /// The roots of the lists this save wrote, and their trees' root on disk: their base once it committed.
+    private var roots: [(node: ListNode, storage: ListNodeStorage)] = []
     /// A pool's decoded nodes (``ListNodeCache``), told once the save committed
     /// what it wrote (with the row IDs and child IDs as written) and what it deleted.
     private let cache: ListNodeCache?
@@ -34,7 +36,9 @@ final class ListWriter {
 
     func commit() {
         for (node, storage) in written { node.stored(as: storage) }
+        for (node, storage) in roots { node.base = storage }
         written.removeAll()
+        roots.removeAll()
         if let cache {
             for storage in deleted { cache.forget(storage) }
             for (storage, content) in cached { cache.keep(content, as: storage) }
@@ -104,7 +108,15 @@ final class ListWriter {
         // A list read from elsewhere (another owner's, or an inline one) is all new here: load what it has not.
         if list.source?.scope != scope { try root.loadSubtree(source: list.source) }
         let old = isNew ? nil : try ListWriter.readRoot(scope, in: table, format: format, owner: owner)
-        if let old, root.storage == ListNodeStorage(scope: scope, id: old.root), root.count == old.count { return }
+        // A copy of the list taken before a later save of it: whatever it changed
+        // since, saving it would drop that save's changes (see ListNode.base).
+        if !isNew, let base = root.base, base.scope == scope, base.id != old?.root {
+            let now = old.map { "its root is node \($0.root) now" } ?? "it is no longer stored out of line"
+            throw CabinetError.staleList(owner, reason: "\(scope): the copy comes from the tree under node \(base.id), but a later save replaced it (\(now))")
+        }
+        if let old, root.storage == ListNodeStorage(scope: scope, id: old.root), root.count == old.count {
+            return rooted(list, at: ListNodeStorage(scope: scope, id: old.root))
+        }
         var kept = KeptNodes()
         var replaced: [ListNodeID: [ListNodeID]] = [:]
         collectKept(root, scope: scope, into: &kept, replaced: &replaced)
@@ -117,6 +129,14 @@ final class ListWriter {
         }
         let rootID = try writeNodes(root, scope: scope, kept: kept, owner: owner, to: sink)
         try sink(scope.rootKey, ListRecords.encodeRoot(count: root.count, root: rootID, format: format))
+        rooted(list, at: ListNodeStorage(scope: scope, id: rootID))
+    }
+
+    /// Notes that the save leaves `list`'s tree on disk under root `storage`:
+    /// its base once the save committed (and its pool block's own root's, see ``ListCollector/Collected/origin``).
+    private func rooted(_ list: ListCollector.Collected, at storage: ListNodeStorage) {
+        roots.append((list.root, storage))
+        if let origin = list.origin { roots.append((origin, storage)) }
     }
 
     /// The IDs of the largest subtrees of `node` already stored in `scope` (those

@@ -214,7 +214,9 @@ extension StoredList: RangeReplaceableCollection {
         if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
         do {
             if let sibling = try root!.insert(element.rowID, object: element, at: position, source: source) {
-                root = ListNode(children: [ListChild(node: root!), ListChild(node: sibling)])
+                let parent = ListNode(children: [ListChild(node: root!), ListChild(node: sibling)])
+                parent.base = root!.base
+                root = parent
             }
         } catch {
             fail(error)
@@ -236,7 +238,7 @@ extension StoredList: RangeReplaceableCollection {
             let (rowID, pending) = try root!.remove(at: position, source: source)
             // An inner root left with one child gives way to it; an empty list has no tree.
             while let current = root, !current.isLeaf, current.children.count <= 1 {
-                root = current.children.isEmpty ? nil : try current.child(0, source: source)
+                root = current.children.isEmpty ? nil : try StoredList.promote(onlyChildOf: current, source: source)
             }
             if root?.count == 0 { root = nil }
             return object(rowID: rowID, pending: pending)
@@ -244,6 +246,16 @@ extension StoredList: RangeReplaceableCollection {
             fail(error)
             return Element()
         }
+    }
+
+    /// The one child of `root`, as the new root: it takes the root's base (see
+    /// ``ListNode/base``), on a copy if another list shares it.
+    private static func promote(onlyChildOf root: ListNode, source: ListSource?) throws -> ListNode {
+        var child = try root.child(0, source: source)
+        root.children[0].node = nil   // `root` is this list's own and goes: only other lists may still hold the child
+        if !isKnownUniquelyReferenced(&child) { child = child.copy() }
+        child.base = root.base
+        return child
     }
 
     /// Removes every element, keeping nothing of the tree.
