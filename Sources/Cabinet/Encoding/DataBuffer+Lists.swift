@@ -18,6 +18,13 @@ extension DataBuffer {
     /// ```
     public mutating func writeList<Element>(_ list: StoredList<Element>) {
         if let failure = list.failure { noteListFailure(failure) }
+        // An undo snapshot keeps the tree itself: it reads and copies no element.
+        if let undoLists = context?.undoLists {
+            writeUInt32(ListRecords.undoTreeMarker)
+            writeUInt32(UInt32(undoLists.take(list.root, source: list.source)))
+            writeUInt32(UInt32(list.count))
+            return
+        }
         context?.listCollector?.sawList = true
         if let collector = context?.listCollector, list.count > StoredList<Element>.inlineLimit,
            let slot = collector.take(list.root!, source: list.source) {
@@ -61,7 +68,11 @@ extension DataBuffer {
         defer { resolver.leave(entered) }
         let entry = try resolver.registeredEntry(for: Element.self)
         let start = readerIndex
-        if try readUInt32() == ListRecords.outOfLineMarker {
+        let marker = try readUInt32()
+        if marker == ListRecords.undoTreeMarker, let undoLists = context?.undoLists {
+            return try readUndoTree(of: entry, from: undoLists)
+        }
+        if marker == ListRecords.outOfLineMarker {
             let slot = try readUInt8()
             let count = Int(try readUInt32())
             guard let owner = context?.ownerClassID, let row = context?.location.rowID, let store = entry.store else {
@@ -106,6 +117,22 @@ extension DataBuffer {
         if !rowIDs.isEmpty { leaves.append(ListNode(leaf: rowIDs)) }
         let source = ListSource(resolver: resolver, elementClassID: entry.metadata.classID, scope: nil, location: location)
         return StoredList(root: StoredList<Element>.tree(over: leaves), source: source)
+    }
+}
+
+extension DataBuffer {
+    /// A list an undo snapshot kept as its tree, put back: it takes no base (see
+    /// ``ListNode/base``), since putting a snapshot back replaces the list as stored now.
+    fileprivate mutating func readUndoTree<Element: StoredObject>(of entry: ClassEntry, from undoLists: UndoListTrees) throws -> StoredList<Element> {
+        let place = Int(try readUInt32())
+        let count = Int(try readUInt32())
+        guard place < undoLists.trees.count else { throw malformed("an undo snapshot names list \(place) of \(undoLists.trees.count)") }
+        let tree = undoLists.trees[place]
+        guard (tree.root?.count ?? 0) == count, tree.source.map({ $0.elementClassID == entry.metadata.classID }) ?? true else {
+            throw malformed("an undo snapshot's list \(place) is not the list its record names")
+        }
+        tree.root?.base = nil
+        return StoredList(root: tree.root, source: tree.source)
     }
 }
 

@@ -111,6 +111,13 @@ final class ListNode {
         replaced = nil
     }
 
+    /// Set by a save that deleted this node's record while an undo snapshot
+    /// holds it: it is only in memory now, and a save of it writes it anew.
+    func forgetStorage() {
+        storage = nil
+        replaced = nil
+    }
+
     // MARK: Reading
 
     /// The child at `index`, loaded through `source` if it is not in memory yet.
