@@ -4,7 +4,9 @@
 /// of a list asks it for the trees that may hold them (``ListWriter``).
 ///
 /// Weak: a snapshot leaves with its undo step (trimmed, or the history
-/// cleared); an owner's entry drops the freed ones when it is next asked.
+/// cleared); an owner's entry drops the freed ones when it is next asked or
+/// grows, and every so many registrations all entries are swept, so owners
+/// whose snapshots are all gone do not pile up in a long-running store.
 final class UndoListRegistry {
     private struct Owner: Hashable {
         var classID: UInt8
@@ -16,11 +18,16 @@ final class UndoListRegistry {
     }
 
     private var byOwner: [Owner: [Weak]] = [:]
+    /// Registrations until the next sweep of every entry.
+    private var untilSweep = UndoListRegistry.sweepInterval
+    private static let sweepInterval = 4_096
 
     var isEmpty: Bool { byOwner.isEmpty }
 
     /// Registers the trees of a snapshot of row `row` of class `classID`.
     func register(_ lists: UndoListTrees, classID: UInt8, row: UInt32) {
+        untilSweep -= 1
+        if untilSweep <= 0 { sweep() }
         var owners: Set<Owner> = [Owner(classID: classID, row: row)]
         for tree in lists.trees {
             if let scope = tree.source?.scope { owners.insert(Owner(classID: scope.classID, row: scope.row)) }
@@ -45,7 +52,12 @@ final class UndoListRegistry {
         return alive.flatMap(\.trees).filter { $0.root != nil }
     }
 
-    func removeAll() {
-        byOwner.removeAll()
+    /// Drops every freed snapshot, and the owners left with none.
+    private func sweep() {
+        untilSweep = Self.sweepInterval
+        byOwner = byOwner.compactMapValues { entry in
+            let alive = entry.filter { $0.lists != nil }
+            return alive.isEmpty ? nil : alive
+        }
     }
 }
