@@ -3,7 +3,8 @@
 // into, the store keeps checksums, and the list is longer than its inline
 // limit: then the record holds a marker, the list's slot and its count, and
 // the save writes the list's changed nodes to the StoredLists table
-// (ListRecords, ListWriter).
+// (ListRecords, ListWriter). An undo snapshot's buffer keeps each list's tree
+// beside its bytes instead (UndoListTrees), reading none of it.
 
 extension DataBuffer {
     /// Writes `list`: inside the record while it is short (as

@@ -26,14 +26,17 @@
 /// nodes above it. Reading the owner reads none of it; elements load as they
 /// are used, a leaf (512 row IDs) at a time. Small lists, lists in a
 /// ``RecordFormat/plain`` store, and lists in buffers that are not records
-/// (undo snapshots, named buffers) are written as BNRPersistence wrote lists:
+/// (named buffers) are written as BNRPersistence wrote lists:
 /// a count and row IDs, which ``DataBuffer/readList(of:)`` and
 /// ``DataBuffer/readReferences(to:)`` both read. So a `[Note]` property becomes
-/// a `StoredList<Note>` without converting the store.
+/// a `StoredList<Note>` without converting the store. An undo snapshot keeps
+/// the list's tree itself, reading none of it.
 ///
 /// It is a value, like an array: copies are independent (and cost nothing until
 /// one changes), and `==` compares elements by identity. Elements are faults
 /// until a `@Stored` property of theirs is read, as with `readReferences`.
+/// A copy taken before a later save of the same list can't be saved over it
+/// (``CabinetError/Code-swift.struct/staleList``): it would drop that save's changes.
 ///
 /// If a part of the list cannot be read (a damaged or missing node), reading an
 /// element of it gives a new, empty `Element()` that belongs to no store, the
