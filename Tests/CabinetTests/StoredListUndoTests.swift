@@ -102,6 +102,32 @@ import Testing
         #expect(try StoreVerifier.verify(reopened.backend).isEmpty)
     }
 
+    /// The saves in between deleted the whole tree the snapshot names (a list
+    /// replaced whole, a list gone back into its record): undo still puts it back.
+    @Test(arguments: BackendKind.allCases)
+    func undoPutsBackAListThatWasReplacedOrKeptInItsRecord(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        try savedShelf(fixture, count: 3_000)
+        let store = try fixture.open(Song.self, Shelf.self)
+        defer { store.close() }
+        let others = songs(600, in: store, named: "other")
+        try store.save()
+        store.undoManager.removeAllActions()
+        let shelf = try #require(try store.fetch(Shelf.self, rowID: 2))
+        let original = rows(shelf.songs)
+        shelf.songs = StoredList(others)                        // the whole tree goes
+        try store.save()
+        shelf.songs.removeSubrange(100...)                      // into the record: the new tree goes too
+        try store.save()
+        try store.undoManager.undo()
+        try store.save()
+        #expect(rows(shelf.songs) == others.map(\.rowID))
+        try store.undoManager.undo()
+        try store.save()
+        #expect(rows(shelf.songs) == original)
+        #expect(try StoreVerifier.verify(store.backend).isEmpty)
+    }
+
     @Test func anUndoThenSaveWritesTheChangedNodesNotTheList() throws {
         let directory = try TemporaryDirectory()
         let backend = JournalMeasuringBackend(try TokyoCabinetBackend(directory: directory.path + "/store"))
