@@ -23,6 +23,19 @@ final class Shelf: StoredObject {
     }
 }
 
+/// Damages one leaf of a list (not a root): flips a byte of its row IDs.
+func damageOneLeaf(of lists: any StorageTable) throws {
+    var leafKey: [UInt8]?
+    try lists.forEach { key, value in
+        if key.count == 22 && value.first == ListRecords.leafKind { leafKey = Array(key); return false }
+        return true
+    }
+    let key = try #require(leafKey)
+    var bytes = try #require(try key.withUnsafeBytes { k in try lists.withValue(forKey: k) { Array($0) } })
+    bytes[7] ^= 0xFF
+    try key.withUnsafeBytes { k in try bytes.withUnsafeBytes { try lists.setValue($0, forKey: k) } }
+}
+
 /// Records the size of every journal a save writes: everything a save of
 /// several files writes goes through it first, so it is the save's byte count.
 final class JournalMeasuringBackend: ForwardingBackend {
@@ -208,17 +221,7 @@ final class JournalMeasuringBackend: ForwardingBackend {
             let shelf = Shelf(); store.insert(shelf)
             shelf.songs = StoredList(songs(3_000, in: store))
             try store.save()
-            // Damage one leaf (not the root): flip a byte of its row IDs.
-            let lists = try #require(try store.listsTable(creating: false))
-            var leafKey: [UInt8]?
-            try lists.forEach { key, value in
-                if key.count == 22 && value.first == ListRecords.leafKind { leafKey = Array(key); return false }
-                return true
-            }
-            let key = try #require(leafKey)
-            var bytes = try #require(try key.withUnsafeBytes { k in try lists.withValue(forKey: k) { Array($0) } })
-            bytes[7] ^= 0xFF
-            try key.withUnsafeBytes { k in try bytes.withUnsafeBytes { try lists.setValue($0, forKey: k) } }
+            try damageOneLeaf(of: try #require(try store.listsTable(creating: false)))
             store.close()
         }
         let store = try fixture.open(Song.self, Shelf.self)

@@ -3,7 +3,8 @@
 // into, the store keeps checksums, and the list is longer than its inline
 // limit: then the record holds a marker, the list's slot and its count, and
 // the save writes the list's changed nodes to the StoredLists table
-// (ListRecords, ListWriter).
+// (ListRecords, ListWriter). An undo snapshot's buffer keeps each list's tree
+// beside its bytes instead (UndoListTrees), reading none of it.
 
 extension DataBuffer {
     /// Writes `list`: inside the record while it is short (as
@@ -18,6 +19,13 @@ extension DataBuffer {
     /// ```
     public mutating func writeList<Element>(_ list: StoredList<Element>) {
         if let failure = list.failure { noteListFailure(failure) }
+        // An undo snapshot keeps the tree itself: it reads and copies no element.
+        if let undoLists = context?.undoLists {
+            writeUInt32(ListRecords.undoTreeMarker)
+            writeUInt32(UInt32(undoLists.take(list.root, source: list.source)))
+            writeUInt32(UInt32(list.count))
+            return
+        }
         context?.listCollector?.sawList = true
         if let collector = context?.listCollector, list.count > StoredList<Element>.inlineLimit,
            let slot = collector.take(list.root!, source: list.source) {
@@ -26,6 +34,8 @@ extension DataBuffer {
             writeUInt32(UInt32(list.count))
             return
         }
+        // A save keeps this list in its record: no stored tree is its base any more (see ListNode.base).
+        if context?.listCollector != nil { list.root?.base = nil }
         writeUInt32(UInt32(list.count))
         do {
             try list.forEachLeaf { leaf in
@@ -59,7 +69,11 @@ extension DataBuffer {
         defer { resolver.leave(entered) }
         let entry = try resolver.registeredEntry(for: Element.self)
         let start = readerIndex
-        if try readUInt32() == ListRecords.outOfLineMarker {
+        let marker = try readUInt32()
+        if marker == ListRecords.undoTreeMarker, let undoLists = context?.undoLists {
+            return try readUndoTree(of: entry, from: undoLists)
+        }
+        if marker == ListRecords.outOfLineMarker {
             let slot = try readUInt8()
             let count = Int(try readUInt32())
             guard let owner = context?.ownerClassID, let row = context?.location.rowID, let store = entry.store else {
@@ -83,6 +97,7 @@ extension DataBuffer {
             guard node.count == count else {
                 throw source.damaged("the root node holds \(node.count) elements, the list's root counts \(count)")
             }
+            node.base = ListNodeStorage(scope: scope, id: root.root)
             return StoredList(root: node, source: source)
         }
         readerIndex = start
@@ -106,6 +121,22 @@ extension DataBuffer {
     }
 }
 
+extension DataBuffer {
+    /// A list an undo snapshot kept as its tree, put back: it takes no base (see
+    /// ``ListNode/base``), since putting a snapshot back replaces the list as stored now.
+    fileprivate mutating func readUndoTree<Element: StoredObject>(of entry: ClassEntry, from undoLists: UndoListTrees) throws -> StoredList<Element> {
+        let place = Int(try readUInt32())
+        let count = Int(try readUInt32())
+        guard place < undoLists.trees.count else { throw malformed("an undo snapshot names list \(place) of \(undoLists.trees.count)") }
+        let tree = undoLists.trees[place]
+        guard (tree.root?.count ?? 0) == count, tree.source.map({ $0.elementClassID == entry.metadata.classID }) ?? true else {
+            throw malformed("an undo snapshot's list \(place) is not the list its record names")
+        }
+        tree.root?.base = nil
+        return StoredList(root: tree.root, source: tree.source)
+    }
+}
+
 /// What a save's record buffer collects from `writeList`: the lists of the
 /// record being encoded that go out of line, each with its slot. The store
 /// writes their nodes right after the record (``ObjectStore/writeLists``).
@@ -117,6 +148,11 @@ final class ListCollector: @unchecked Sendable {
         let slot: UInt8
         let root: ListNode
         let source: ListSource?
+        /// The block's own root, where ``resolved(classID:row:owner:)`` made a
+        /// copy: the commit that writes the copy gives it its new base too, so
+        /// that the block's list, saved again after a commit inside the block,
+        /// is not taken for a stale copy. Weak: a kept list holds no object of a finished block.
+        weak var origin: ListNode?
 
         /// This list as a pool keeps it for its group's commit (``PendingLists``):
         /// whole in memory if it comes from another list's nodes (which the
@@ -124,7 +160,8 @@ final class ListCollector: @unchecked Sendable {
         func resolved(classID: UInt8, row: UInt32, owner: RecordLocation) throws -> Collected {
             let scope = ListScope(classID: classID, row: row, slot: slot)
             if source?.scope != scope { try root.loadSubtree(source: source) }
-            return Collected(slot: slot, root: try root.resolved(in: scope, owner: owner), source: source)
+            let resolved = try root.resolved(in: scope, owner: owner)
+            return Collected(slot: slot, root: resolved, source: source, origin: resolved === root ? nil : root)
         }
     }
 

@@ -26,6 +26,9 @@ struct RecordContext: Sendable {
     /// Set only in the buffer a save encodes records into: where `writeList`
     /// leaves a long list to be written out of line (see ``ListCollector``).
     var listCollector: ListCollector?
+    /// Set only in the buffer an undo snapshot is written into or read back
+    /// from: where `writeList` keeps each list's tree, and `readList` takes it back.
+    var undoLists: UndoListTrees?
     /// The first error a written list carried (a part of it could not be
     /// loaded); the save throws it instead of writing the record.
     var listFailure: CabinetError?

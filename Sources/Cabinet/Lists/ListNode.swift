@@ -51,6 +51,14 @@ final class ListNode {
     /// reading them back, since a node's record never changes while it exists.
     /// `nil` for a node made in memory, or a stored one whose children were not all known.
     private(set) var replaced: (storage: ListNodeStorage, childIDs: [ListNodeID])?
+    /// For the root of a list: the stored root its tree comes from (the saved
+    /// tree a change started from), which a save of it requires to be the
+    /// list's root on disk still, or the list is a stale copy
+    /// (``CabinetError/Code-swift.struct/staleList``); `nil` for a tree made in
+    /// memory, one kept in its owner's record, or one an undo put back. Set
+    /// where a tree is read and by the save that writes it; carried to the new
+    /// root when the root is copied, splits or gives way to its child. Meaningless below a root.
+    var base: ListNodeStorage?
 
     init(leaf rowIDs: [UInt32], pending: PendingObjects = PendingObjects(), storage: ListNodeStorage? = nil) {
         isLeaf = true
@@ -74,6 +82,7 @@ final class ListNode {
     func copy() -> ListNode {
         let copy = isLeaf ? ListNode(leaf: rowIDs, pending: pending) : ListNode(children: children)
         copy.replaced = storedForm
+        copy.base = base
         return copy
     }
 
@@ -99,6 +108,13 @@ final class ListNode {
     /// Set by the save that wrote this node, once it committed.
     func stored(as storage: ListNodeStorage) {
         self.storage = storage
+        replaced = nil
+    }
+
+    /// Set by a save that deleted this node's record while an undo snapshot
+    /// holds it: it is only in memory now, and a save of it writes it anew.
+    func forgetStorage() {
+        storage = nil
         replaced = nil
     }
 
@@ -277,6 +293,7 @@ final class ListNode {
         }
         copy.replaced = replaced
         copy.depth = depth
+        copy.base = base
         return copy
     }
 

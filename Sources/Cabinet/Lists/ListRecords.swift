@@ -13,6 +13,10 @@ enum ListRecords {
     static let rootKind: UInt8 = 2
     /// Where an inline list's count would be: the list is out of line.
     static let outOfLineMarker = UInt32.max
+    /// Where an inline list's count would be in an undo snapshot (never on
+    /// disk): the list's tree is kept beside the bytes (``UndoListTrees``),
+    /// followed by its place there and its count (UInt32 each).
+    static let undoTreeMarker = UInt32.max - 1
 
     /// The name of the table that holds out-of-line lists.
     static let tableName = "StoredLists"

@@ -19,22 +19,34 @@ final class ListWriter {
     private var location: String { backend.location(ofTable: ObjectStore.listsTableName) }
     /// Nodes written by this save, and where: applied to them once it committed.
     private var written: [(node: ListNode, storage: ListNodeStorage)] = []
+    /// The roots of the lists this save wrote, and their trees' root on disk: their base once it committed.
+    private var roots: [(node: ListNode, storage: ListNodeStorage)] = []
     /// A pool's decoded nodes (``ListNodeCache``), told once the save committed
     /// what it wrote (with the row IDs and child IDs as written) and what it deleted.
     private let cache: ListNodeCache?
     private var cached: [(storage: ListNodeStorage, content: ListNodeCache.Content)] = []
     private var deleted: [ListNodeStorage] = []
+    /// The undo snapshots whose trees may hold nodes this save deletes (``UndoListTrees``).
+    private let undoLists: UndoListRegistry?
+    /// Nodes of those trees that this save deletes: no longer stored once it committed.
+    private var unstored: [ListNode] = []
 
-    init(table: any StorageTable, format: RecordFormat, backend: any StorageBackend, cache: ListNodeCache? = nil) {
+    init(table: any StorageTable, format: RecordFormat, backend: any StorageBackend, cache: ListNodeCache? = nil,
+         undoLists: UndoListRegistry? = nil) {
         self.table = table
         self.format = format
         self.backend = backend
         self.cache = cache
+        self.undoLists = undoLists
     }
 
     func commit() {
+        for node in unstored { node.forgetStorage() }
+        unstored.removeAll()
         for (node, storage) in written { node.stored(as: storage) }
+        for (node, storage) in roots { node.base = storage }
         written.removeAll()
+        roots.removeAll()
         if let cache {
             for storage in deleted { cache.forget(storage) }
             for (storage, content) in cached { cache.keep(content, as: storage) }
@@ -94,7 +106,9 @@ final class ListWriter {
             let scope = ListScope(classID: classID, row: row, slot: slot)
             guard let old = try ListWriter.readRoot(scope, in: table, format: format, owner: owner) else { continue }
             var none = KeptNodes()
-            try deleteTree(old.root, scope: scope, keeping: &none, owner: owner, to: sink)
+            var doomed: [ListNodeID] = []
+            try deleteTree(old.root, scope: scope, keeping: &none, owner: owner, into: &doomed)
+            try delete(doomed, scope: scope, owner: owner, to: sink)
             try sink(scope.rootKey, nil)
         }
     }
@@ -104,12 +118,24 @@ final class ListWriter {
         // A list read from elsewhere (another owner's, or an inline one) is all new here: load what it has not.
         if list.source?.scope != scope { try root.loadSubtree(source: list.source) }
         let old = isNew ? nil : try ListWriter.readRoot(scope, in: table, format: format, owner: owner)
-        if let old, root.storage == ListNodeStorage(scope: scope, id: old.root), root.count == old.count { return }
+        // A copy of the list taken before a later save of it: whatever it changed
+        // since, saving it would drop that save's changes (see ListNode.base).
+        if !isNew, let base = root.base, base.scope == scope, base.id != old?.root {
+            let now = old.map { "its root is node \($0.root) now" } ?? "it is no longer stored out of line"
+            throw CabinetError.staleList(owner, reason: "\(scope): the copy comes from the tree under node \(base.id), but a later save replaced it (\(now))")
+        }
+        if let old, root.storage == ListNodeStorage(scope: scope, id: old.root), root.count == old.count {
+            return rooted(list, at: ListNodeStorage(scope: scope, id: old.root))
+        }
         var kept = KeptNodes()
         var replaced: [ListNodeID: [ListNodeID]] = [:]
         collectKept(root, scope: scope, into: &kept, replaced: &replaced)
         kept.seal()
-        if let old { try deleteTree(old.root, scope: scope, keeping: &kept, known: replaced, owner: owner, to: sink) }
+        if let old {
+            var doomed: [ListNodeID] = []
+            try deleteTree(old.root, scope: scope, keeping: &kept, known: replaced, owner: owner, into: &doomed)
+            try delete(doomed, scope: scope, owner: owner, to: sink)
+        }
         // Every subtree the new tree shares must still be on disk: a copy of the
         // list taken before its last save may share subtrees that save removed.
         if let lost = kept.firstNotFound {
@@ -117,6 +143,14 @@ final class ListWriter {
         }
         let rootID = try writeNodes(root, scope: scope, kept: kept, owner: owner, to: sink)
         try sink(scope.rootKey, ListRecords.encodeRoot(count: root.count, root: rootID, format: format))
+        rooted(list, at: ListNodeStorage(scope: scope, id: rootID))
+    }
+
+    /// Notes that the save leaves `list`'s tree on disk under root `storage`:
+    /// its base once the save committed (and its pool block's own root's, see ``ListCollector/Collected/origin``).
+    private func rooted(_ list: ListCollector.Collected, at storage: ListNodeStorage) {
+        roots.append((list.root, storage))
+        if let origin = list.origin { roots.append((origin, storage)) }
     }
 
     /// The IDs of the largest subtrees of `node` already stored in `scope` (those
@@ -138,13 +172,13 @@ final class ListWriter {
         }
     }
 
-    /// Deletes the nodes of the tree under `id` that `kept` does not keep, and
-    /// marks the kept ones it meets as found (still on disk). A node in `known`
-    /// (one the new tree replaces, whose children the list read) is not read
-    /// again: a node's record never changes while it exists.
+    /// Collects into `doomed` the nodes of the tree under `id` that `kept` does
+    /// not keep, and marks the kept ones it meets as found (still on disk). A
+    /// node in `known` (one the new tree replaces, whose children the list
+    /// read) is not read again: a node's record never changes while it exists.
     private func deleteTree(_ id: ListNodeID, scope: ListScope, keeping kept: inout KeptNodes,
                             known: [ListNodeID: [ListNodeID]] = [:], owner: RecordLocation,
-                            depth: Int = 0, to sink: Sink) throws {
+                            depth: Int = 0, into doomed: inout [ListNodeID]) throws {
         if kept.markFound(id) { return }
         guard depth <= ListNode.maximumDepth else {
             throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) lies more than \(ListNode.maximumDepth) levels deep: a node names one above it")
@@ -159,10 +193,19 @@ final class ListWriter {
             }
             children = node.children.map { $0.id! }
         }
-        try sink(scope.nodeKey(id), nil)
-        if cache != nil { deleted.append(ListNodeStorage(scope: scope, id: id)) }
+        doomed.append(id)
         for child in children {
-            try deleteTree(child, scope: scope, keeping: &kept, known: known, owner: owner, depth: depth + 1, to: sink)
+            try deleteTree(child, scope: scope, keeping: &kept, known: known, owner: owner, depth: depth + 1, into: &doomed)
+        }
+    }
+
+    /// Deletes the nodes `doomed` of `scope`, once the undo snapshots that hold
+    /// them have them in memory (``keepForUndo(_:scope:owner:)``).
+    private func delete(_ doomed: [ListNodeID], scope: ListScope, owner: RecordLocation, to sink: Sink) throws {
+        try keepForUndo(doomed, scope: scope, owner: owner)
+        for id in doomed {
+            try sink(scope.nodeKey(id), nil)
+            if cache != nil { deleted.append(ListNodeStorage(scope: scope, id: id)) }
         }
     }
 
@@ -201,5 +244,59 @@ final class ListWriter {
             let taken = try scope.nodeKey(id).withUnsafeBytes { key in try table.withValue(forKey: key) { _ in true } } ?? false
             if !taken { return id }
         }
+    }
+}
+
+// MARK: Undo snapshots
+
+extension ListWriter {
+    /// Before this save deletes `doomed` of `scope`: reads into every undo
+    /// snapshot's tree the doomed nodes it names without holding them (the
+    /// path an append replaced, the whole tree of a deleted owner), so that
+    /// putting the snapshot back never needs a deleted node; and notes the
+    /// doomed nodes the trees hold, which are only in memory once the save
+    /// committed (``commit()``). Nodes several snapshots share are walked once.
+    fileprivate func keepForUndo(_ doomed: [ListNodeID], scope: ListScope, owner: RecordLocation) throws {
+        guard let undoLists, !doomed.isEmpty, !undoLists.isEmpty else { return }
+        let trees = undoLists.trees(for: scope)
+        guard !trees.isEmpty else { return }
+        let doomed = Set(doomed)
+        var visited = Set<ObjectIdentifier>()
+        for tree in trees {
+            guard let root = tree.root else { continue }
+            // Nodes not loaded are named in the scope the tree was read from; only that one's can be doomed here.
+            try keepForUndo(root, readable: tree.source?.scope == scope, doomed: doomed, scope: scope,
+                            owner: owner, visited: &visited)
+        }
+    }
+
+    private func keepForUndo(_ node: ListNode, readable: Bool, doomed: Set<ListNodeID>, scope: ListScope,
+                             owner: RecordLocation, visited: inout Set<ObjectIdentifier>) throws {
+        guard visited.insert(ObjectIdentifier(node)).inserted else { return }
+        if let storage = node.storage, storage.scope == scope, doomed.contains(storage.id) { unstored.append(node) }
+        for index in node.children.indices {
+            if node.children[index].node == nil {
+                guard readable, let id = node.children[index].id, doomed.contains(id) else { continue }
+                node.children[index].node = try readForUndo(id, under: node, at: index, scope: scope, owner: owner)
+            }
+            try keepForUndo(node.children[index].node!, readable: readable, doomed: doomed, scope: scope,
+                            owner: owner, visited: &visited)
+        }
+    }
+
+    /// Child `index` of `parent`, read now, as a list loads it (checked against the parent's count and depth).
+    private func readForUndo(_ id: ListNodeID, under parent: ListNode, at index: Int, scope: ListScope,
+                             owner: RecordLocation) throws -> ListNode {
+        guard parent.depth < ListNode.maximumDepth else {
+            throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) lies more than \(ListNode.maximumDepth) levels deep: a node names one above it")
+        }
+        guard let node = try ListWriter.readNode(ListNodeStorage(scope: scope, id: id), in: table, format: format, owner: owner) else {
+            throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id), kept by an undo step, is missing from \(location)")
+        }
+        guard node.count == parent.children[index].count else {
+            throw CabinetError.malformedRecord(owner, reason: "\(scope): node \(id) holds \(node.count) elements, but its parent counts \(parent.children[index].count)")
+        }
+        node.depth = parent.depth + 1
+        return node
     }
 }

@@ -26,14 +26,17 @@
 /// nodes above it. Reading the owner reads none of it; elements load as they
 /// are used, a leaf (512 row IDs) at a time. Small lists, lists in a
 /// ``RecordFormat/plain`` store, and lists in buffers that are not records
-/// (undo snapshots, named buffers) are written as BNRPersistence wrote lists:
+/// (named buffers) are written as BNRPersistence wrote lists:
 /// a count and row IDs, which ``DataBuffer/readList(of:)`` and
 /// ``DataBuffer/readReferences(to:)`` both read. So a `[Note]` property becomes
-/// a `StoredList<Note>` without converting the store.
+/// a `StoredList<Note>` without converting the store. An undo snapshot keeps
+/// the list's tree itself, reading none of it.
 ///
 /// It is a value, like an array: copies are independent (and cost nothing until
 /// one changes), and `==` compares elements by identity. Elements are faults
 /// until a `@Stored` property of theirs is read, as with `readReferences`.
+/// A copy taken before a later save of the same list can't be saved over it
+/// (``CabinetError/Code-swift.struct/staleList``): it would drop that save's changes.
 ///
 /// If a part of the list cannot be read (a damaged or missing node), reading an
 /// element of it gives a new, empty `Element()` that belongs to no store, the
@@ -214,7 +217,9 @@ extension StoredList: RangeReplaceableCollection {
         if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
         do {
             if let sibling = try root!.insert(element.rowID, object: element, at: position, source: source) {
-                root = ListNode(children: [ListChild(node: root!), ListChild(node: sibling)])
+                let parent = ListNode(children: [ListChild(node: root!), ListChild(node: sibling)])
+                parent.base = root!.base
+                root = parent
             }
         } catch {
             fail(error)
@@ -236,7 +241,7 @@ extension StoredList: RangeReplaceableCollection {
             let (rowID, pending) = try root!.remove(at: position, source: source)
             // An inner root left with one child gives way to it; an empty list has no tree.
             while let current = root, !current.isLeaf, current.children.count <= 1 {
-                root = current.children.isEmpty ? nil : try current.child(0, source: source)
+                root = current.children.isEmpty ? nil : try StoredList.promote(onlyChildOf: current, source: source)
             }
             if root?.count == 0 { root = nil }
             return object(rowID: rowID, pending: pending)
@@ -244,6 +249,16 @@ extension StoredList: RangeReplaceableCollection {
             fail(error)
             return Element()
         }
+    }
+
+    /// The one child of `root`, as the new root: it takes the root's base (see
+    /// ``ListNode/base``), on a copy if another list shares it.
+    private static func promote(onlyChildOf root: ListNode, source: ListSource?) throws -> ListNode {
+        var child = try root.child(0, source: source)
+        root.children[0].node = nil   // `root` is this list's own and goes: only other lists may still hold the child
+        if !isKnownUniquelyReferenced(&child) { child = child.copy() }
+        child.base = root.base
+        return child
     }
 
     /// Removes every element, keeping nothing of the tree.

@@ -141,7 +141,7 @@ final class ContextLink {
         defer { depth -= 1 }
         let result: R
         do {
-            result = depth == 1 ? try pool.lock.writing(body) : try body()
+            result = depth == 1 ? try pool.writingExclusively(body) : try body()
         } catch let error as CabinetError where error.code == .saveNotFinished {
             if let summary { pool.publish(summary) }
             throw error

@@ -72,7 +72,7 @@ final class PoolCore: Sendable {
             try root.recoverInterruptedSave()
         }
         // Without concurrent reads the block (this call included) already holds it.
-        if concurrent { try lock.writing(replay) } else { try replay() }
+        if concurrent { try writingExclusively(replay) } else { try replay() }
     }
 
     var journalAwaitsReplay: Bool {
@@ -116,7 +116,20 @@ final class PoolCore: Sendable {
     /// (taken here unless the caller holds it).
     func commitGroup(holdingLock: Bool) throws {
         if holdingLock { return try group.commit(self) }
-        try lock.writing { try group.commit(self) }
+        try writingExclusively { try group.commit(self) }
+    }
+
+    /// Runs `body`, which writes the tables, holding the pool's lock exclusively,
+    /// and the store's commit lock (``ObjectStore/changingTables(_:)``) taken first.
+    ///
+    /// Why in that order: the commit lock is what readers in other processes
+    /// hold shared (`cabinet backup`, a read-only store, anyone who can open
+    /// `.cabinet-commit`), for as long as they like. Waited for while holding
+    /// the pool's lock, which prefers writers, it stalled every read block
+    /// queued behind the write; waited for first, it delays only the writer,
+    /// and the pool's read blocks run meanwhile. Taken inside, it is re-entrant.
+    func writingExclusively<R>(_ body: () throws -> R) throws -> R {
+        try template.root.changingTables { try lock.writing(body) }
     }
 
     // MARK: Running blocks, closing

@@ -116,6 +116,8 @@ public final class ObjectStore {
     @exclusivity(unchecked) var writeBuffer = DataBuffer(capacity: 256)
     /// Reused for undo snapshots.
     @exclusivity(unchecked) var snapshotBuffer = DataBuffer(capacity: 256)
+    /// The undo snapshots that keep list trees, for the saves that delete their nodes.
+    let undoListRegistry = UndoListRegistry()
 
     /// Where the store reports what it cannot throw: a fault that could not be
     /// loaded (error), a save's journal replayed at open (notice). Set it to

@@ -1,16 +1,25 @@
 // How the store takes one undo step: snapshots of objects before a change,
 // and applying an action (which yields its inverse, for redo).
 extension ObjectStore {
-    /// The record bytes of `object` as a save would write them: its state to go back to.
-    func snapshot(of object: StoredObject, entry: ClassEntry) -> [UInt8] {
+    /// The record bytes of `object` as a save would write them, its lists kept
+    /// as their trees (``UndoSnapshot``): its state to go back to.
+    func snapshot(of object: StoredObject, entry: ClassEntry) -> UndoSnapshot {
         // Encoded in a reused buffer, so a snapshot costs one allocation: its own bytes.
         var buffer = snapshotBuffer
         snapshotBuffer = DataBuffer()
         defer { snapshotBuffer = buffer }
         buffer.removeAll()
+        let lists = entry.writesLists ? UndoListTrees() : nil
+        if let lists {
+            buffer.context = RecordContext(location: entry.location(row: object.rowID))
+            buffer.context!.undoLists = lists
+        }
+        defer { buffer.context?.undoLists = nil }
         buffer.writeUInt8(entry.type.version)
         object.write(to: &buffer)
-        return buffer.allBytes
+        guard let lists, !lists.trees.isEmpty else { return UndoSnapshot(bytes: buffer.allBytes, lists: nil) }
+        undoListRegistry.register(lists, classID: entry.metadata.classID, row: object.rowID)
+        return UndoSnapshot(bytes: buffer.allBytes, lists: lists)
     }
 
     /// Applies `action` and appends the actions that take it back to `inverses`
@@ -97,9 +106,14 @@ extension ObjectStore {
     }
 
     /// Reads `content` into `object`, as if it had been loaded from disk.
-    private func restore(_ content: [UInt8], into object: StoredObject, entry: ClassEntry) throws {
+    private func restore(_ content: UndoSnapshot, into object: StoredObject, entry: ClassEntry) throws {
         var buffer = DataBuffer()
-        content.withUnsafeBytes { buffer.load($0) }
+        content.bytes.withUnsafeBytes { buffer.load($0) }
+        if let lists = content.lists {
+            // Named before decode does, so that it keeps the context and with it the lists.
+            buffer.pointContext(at: entry, rowID: object.rowID, resolver: resolver)
+            buffer.context!.undoLists = lists
+        }
         let state = object.changeState
         try decode(&buffer, into: object, entry: entry, versioned: true, fromDisk: false)
         object.changeState = state

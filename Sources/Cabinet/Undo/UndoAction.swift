@@ -4,7 +4,7 @@
 /// group and redoing it yields the undo group again.
 enum UndoAction {
     /// Put `content` (a record, as saved) back into `object`, in place: undoes an update.
-    case restoreContent(StoredObject, [UInt8])
+    case restoreContent(StoredObject, UndoSnapshot)
     /// Take `object` out of the store: redoes a delete.
     case remove(StoredObject)
     /// Take the objects of rows out of the store, the live instances or the ones on
@@ -13,7 +13,7 @@ enum UndoAction {
     /// so a bulk import of a million objects is one range, not a million entries.
     case removeRows(ClassEntry, ClosedRange<UInt32>)
     /// Put `object` back into the store at its row, with `content`: undoes a delete (or redoes an insert).
-    case restore(StoredObject, [UInt8])
+    case restore(StoredObject, UndoSnapshot)
 
     /// The object the action is about; `nil` for a row whose object is not in memory.
     var object: StoredObject? {

@@ -93,8 +93,8 @@ extension CabinetError {
         /// An operation that rewrites a whole class (an upgrade) found unsaved changes to it.
         /// Sets ``CabinetError/className``.
         public static let unsavedChanges = Code(rawValue: "unsavedChanges")
-        /// A `StoredList` read before a save of the same list was saved again, and parts
-        /// of it that it had not loaded are gone. Sets ``CabinetError/location``, ``CabinetError/reason``.
+        /// A `StoredList` copied before a later save of the same list was saved
+        /// again, which would drop that save's changes. Sets ``CabinetError/location``, ``CabinetError/reason``.
         public static let staleList = Code(rawValue: "staleList")
         /// An object's value cannot go into one of its class's indexes (NaN in a
         /// `Float64` index); nothing was saved. Sets ``CabinetError/location``,

@@ -55,7 +55,7 @@ extension CabinetError {
         case .unloadedObjectModified:
             return "Cabinet: the object at \(l) was changed but its stored content could not be loaded; saving it would overwrite the damaged record. Fetch it again with store.fetch to see the error."
         case .staleList:
-            return "Cabinet: the StoredList saved into \(l) is a copy taken before the list was last saved, and parts of it it had not loaded are gone (\(reason)); nothing was written. Change the owner's current list instead, or call loadAll() on a copy before the list is saved again."
+            return "Cabinet: the StoredList saved into \(l) is a copy taken before the list was last saved, and saving it would drop that save's changes (\(reason)); nothing was written. Change the owner's current list instead; to put a copy's elements back on purpose, save a new list of them (StoredList(copy)) before the list is saved again."
         case .unsavedChanges:
             return "Cabinet: \(className) has unsaved changes. Save (or undo) them before upgrading the class."
         case .unindexableValue:

@@ -139,7 +139,7 @@ extension CabinetError {
         CabinetError(.unloadedObjectModified, location: location)
     }
 
-    /// A ``Code/staleList`` error: the list saved into the record at `location` refers to nodes a later save removed.
+    /// A ``Code/staleList`` error: the list saved into the record at `location` is a copy taken before a later save of the same list (saving it would drop that save's changes).
     public static func staleList(_ location: RecordLocation, reason: String) -> CabinetError {
         CabinetError(.staleList, location: location, reason: reason)
     }

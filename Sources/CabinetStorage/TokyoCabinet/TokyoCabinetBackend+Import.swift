@@ -147,7 +147,7 @@ private struct ImportSource {
                 formatMarker = try DirectoryFiles.read(path).map { String(decoding: $0, as: UTF8.self) }
             case TokyoCabinetBackend.catalogFileName:
                 catalog = try DirectoryFiles.read(path).map { try StoreCatalog(encoded: $0, file: path) }
-            case StoreLock.fileName, CommitLock.fileName:
+            case StoreLock.fileName, CommitLock.fileName, CommitLock.turnFileName:
                 skipped.append("\(name): a lock file of the app that wrote the store")
             case ".DS_Store":
                 skipped.append("\(name): the Mac Finder's folder settings")
