@@ -130,6 +130,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/FullDisk"
         ),
+        // The hostile-file campaign of `make fuzz` (Tests/Helpers/HostileFiles/main.swift).
+        .executableTarget(
+            name: "cabinet-hostile-files",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/HostileFiles"
+        ),
         // A process that misuses a store (two threads, changes during save) and should die saying so.
         .executableTarget(
             name: "cabinet-misuse",

@@ -1,0 +1,98 @@
+// What the campaign reads from a (damaged) store: each operation an app or a
+// maintenance tool runs, one line each, with its answer or the error it threw.
+// The driver compares the lines with those of the undamaged store.
+import Cabinet
+import Foundation
+
+/// One operation's outcome: its answer as text, or the code of the error it threw.
+enum Outcome {
+    case answer(String)
+    case error(String)
+
+    var line: String {
+        switch self {
+        case .answer(let text): "ok \(text)"
+        case .error(let code): "error \(code)"
+        }
+    }
+}
+
+/// Reads everything from the store at `path` and prints one line per operation.
+/// Errors are answers here: only a trap, a crash or a hang is not.
+func probe(_ path: String) {
+    var faultErrors: [CabinetError] = []
+    func run(_ name: String, _ body: () throws -> String) {
+        let before = faultErrors.count
+        let outcome: Outcome
+        do {
+            let answer = try body()
+            // A fault that could not load is an error the getter could not throw.
+            outcome = faultErrors.count > before ? .error(faultErrors[before].code.rawValue) : .answer(answer)
+        } catch let error as CabinetError {
+            outcome = .error(error.code.rawValue)
+        } catch {
+            outcome = .error("not a CabinetError: \(type(of: error))")
+        }
+        print("\(name)\t\(outcome.line)")
+    }
+    func rows(_ objects: [StoredObject]) -> String { objects.map { String($0.rowID) }.joined(separator: ",") }
+
+    let store: ObjectStore
+    do {
+        store = try ObjectStore(path: path)
+        store.faultErrorHandler = { faultErrors.append($0) }
+        try store.register(classes)
+    } catch let error as CabinetError {
+        print("open\t\(Outcome.error(error.code.rawValue).line)")
+        maintenance(path, run)
+        return
+    } catch {
+        print("open\terror not a CabinetError: \(error)")
+        return
+    }
+    print("open\tok")
+    run("songs") {
+        try store.fetchAll(Song.self).sorted { $0.rowID < $1.rowID }
+            .map { "\($0.rowID):\($0.title)|\($0.artist)|\($0.seconds)" }.joined(separator: ";")
+    }
+    run("enumerate") {
+        var lines: [String] = []
+        try store.enumerate(Song.self) { song, _ in lines.append("\(song.rowID):\(song.title)") }
+        return lines.sorted().joined(separator: ";")
+    }
+    run("playlists") {
+        try store.fetchAll(Playlist.self).sorted { $0.rowID < $1.rowID }
+            .map { "\($0.rowID):\($0.title)[\(rows($0.songs))]" }.joined(separator: ";")
+    }
+    run("shelves") {
+        try store.fetchAll(Shelf.self).sorted { $0.rowID < $1.rowID }
+            .map { "\($0.rowID):\($0.name):\($0.songs.count)[\($0.songs.map { "\($0.rowID)=\($0.title)" }.joined(separator: ","))]" }
+            .joined(separator: ";")
+    }
+    run("artist") { rows(try store.fetch(Song.self, where: \.artist, equals: "artist7")) }
+    run("count") { String(try store.count(Song.self, where: \.artist, equals: "artist11")) }
+    run("range") { rows(try store.fetch(Song.self, where: \.seconds, in: 100...180)) }
+    run("range-down") { rows(try store.fetch(Song.self, where: \.seconds, in: 300...499, limit: 40, descending: true)) }
+    run("search") { rows(try store.search(Song.self, matching: "word7 sunshine")) }
+    run("search-prefix") { rows(try store.search(Song.self, matching: "caf*")) }
+    run("search-cjk") { rows(try store.search(Song.self, matching: "東京")) }
+    run("contains") {
+        guard let song = try store.fetch(Song.self, rowID: 2 + 13) else { return "no song" }
+        return rows(try store.fetch(Playlist.self, where: \.songs, contains: song))
+    }
+    for name in bufferNames {
+        run("buffer \(name)") {
+            guard let buffer = try store.namedBuffer(forName: name) else { return "none" }
+            return buffer.allBytes.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+    run("verifyIndexes") { String(try store.verifyIndexes().count) }
+    store.close()
+    maintenance(path, run)
+}
+
+/// What `cabinet verify` and `cabinet info` read, through the same API.
+func maintenance(_ path: String, _ run: (String, () throws -> String) -> Void) {
+    run("verify") { try StoreVerifier.verify(path: path).isEmpty ? "clean" : "damage found" }
+    run("info") { try StoreInfo(path: path).tables.map { "\($0.name)=\($0.records)" }.sorted().joined(separator: ",") }
+}
