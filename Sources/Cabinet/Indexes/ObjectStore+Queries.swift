@@ -58,7 +58,7 @@ extension ObjectStore {
         return try collect(limit) { body in
             var stop = false
             try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object in
-                try body(unsafeDowncast(object, to: T.self), &stop)
+                try body(try ObjectStore.typed(object, as: T.self), &stop)
                 return !stop
             }
         }
@@ -73,7 +73,7 @@ extension ObjectStore {
         let (entry, bounds) = try valueBounds(type, keyPath, equals: value)
         var stop = false
         try objects(entry, bounds, descending: false) { object in
-            try body(unsafeDowncast(object, to: T.self), &stop)
+            try body(try ObjectStore.typed(object, as: T.self), &stop)
             return !stop
         }
     }
@@ -106,7 +106,7 @@ extension ObjectStore {
         let end = upper == nil || including ? IndexKeys.keyAfterPrefix(upperKey) : upperKey
         var stop = false
         try objects(entry, (lowerKey, end), descending: descending) { object in
-            try body(unsafeDowncast(object, to: T.self), &stop)
+            try body(try ObjectStore.typed(object, as: T.self), &stop)
             return !stop
         }
     }

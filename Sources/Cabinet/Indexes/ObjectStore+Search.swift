@@ -48,7 +48,7 @@ extension ObjectStore {
             try indexedObjects(entry, index: "the full-text index", { _, visit in
                 for row in rows where try !visit(row, nil) { return }
             }, stillListed: nil) { object in
-                result.append(unsafeDowncast(object, to: T.self))
+                result.append(try ObjectStore.typed(object, as: T.self))
                 return result.count != limit
             }
             return result

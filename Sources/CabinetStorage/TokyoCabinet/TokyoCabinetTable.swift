@@ -136,6 +136,10 @@ final class TokyoCabinetTable: StorageTable {
             tchdbdel(hdb)
             throw TokyoCabinetTable.openError(path: path, code: code)
         }
+        if let error = compressionError(hdb, path: path) {
+            closeHandle(hdb, path: path)
+            throw error
+        }
         return hdb
     }
 
@@ -196,9 +200,13 @@ final class TokyoCabinetTable: StorageTable {
         needsIndexRebuild = false
     }
 
+    /// The header's count, at most as many records as the file can hold: a
+    /// damaged header may claim any count (even one above `Int.max`), and callers
+    /// size arrays and add by it. A record takes 14 bytes at least (its head and
+    /// two one-byte sizes), so a count above that is damage `cabinet verify` reports.
     var recordCount: Int {
         guard let handle else { return 0 }
-        return Int(tchdbrnum(handle))
+        return Int(clamping: min(tchdbrnum(handle), tchdbfsiz(handle) / 14))
     }
 
     /// The file's size in bytes, free space included.
@@ -222,8 +230,16 @@ final class TokyoCabinetTable: StorageTable {
                 return try body(value)
             case .absent:
                 return nil
+            case .damaged(let damage):
+                // Never handed to Tokyo Cabinet, which trusts the sizes it reads.
+                throw damage.error(path: path)
             case .unsettled:
-                break
+                // Beyond the map: read with pread, as carefully. Only a file it does not read goes on to Tokyo Cabinet.
+                switch try TokyoCabinetLookup.readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path, body) {
+                case .found(let result): return result
+                case .absent: return nil
+                case .notRead: break
+                }
             }
         }
         if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
