@@ -323,8 +323,12 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// copy and renames it over the file: whole or not at all).
     func compact() throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "compacting writes the file") }
+        // Tokyo Cabinet's optimize loads every page, trusting the sizes in each:
+        // every page is read here first, and a damaged one is an error naming it.
+        let bdb = try open()
+        if mapScanByteOrder(bdb) != nil { try forEach { _, _ in true } }
         defer { generation &+= 1 }
-        guard try optimize(try open()) else {
+        guard try optimize(bdb) else {
             let error = failure("compact")
             reopenAfterFailure()
             throw error

@@ -95,6 +95,7 @@ import Testing
             }
         }
         #expect(errors > 0, "the damaged leaf was read, and refused")
+        #expect(expectCabinetError({ try opened.compact() }) { names($0, file) } != nil, "nor handed to Tokyo Cabinet's optimize")
     }
 
     @Test func aRowKeyDamagedPastTheLastRowIDIsAnErrorNotAnObjectUnderAnotherRow() throws {
