@@ -98,6 +98,29 @@ import Testing
         #expect(expectCabinetError({ try opened.compact() }) { names($0, file) } != nil, "nor handed to Tokyo Cabinet's optimize")
     }
 
+    @Test func anIndexEntryDamagedToNameAnotherRowIsAnErrorNotAMatch() throws {
+        let directory = try TemporaryDirectory()
+        let store = try ObjectStore(path: directory.path)
+        try store.register(Track.self)
+        for i in 0..<40 { store.insert(Track("title \(i)", by: "artist \(i % 4)", seconds: UInt32(i))) }   // rows 2…41
+        try store.save()
+        store.close()
+        // The last entry of "artist 2" (row 40) made to name row 41 (artist 3's): still in key order.
+        let file = directory.path + "/Track.index"
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        let entry: [UInt8] = [2] + Array("artist 2".utf8) + [0, 0] + withUnsafeBytes(of: UInt32(40).bigEndian, Array.init)
+        let at = try #require(bytes.indices.first { bytes[$0..<min($0 + entry.count, bytes.count)].elementsEqual(entry) })
+        try overwrite(file, at: at + entry.count - 4, with: withUnsafeBytes(of: UInt32(41).bigEndian, Array.init))
+        let opened = try ObjectStore(path: directory.path)
+        defer { opened.close() }
+        try opened.register(Track.self)
+        let error = expectCabinetError({ _ = try opened.fetch(Track.self, where: \.artist, equals: "artist 2") }) {
+            $0.code == .malformedRecord && $0.location?.rowID == 41 && $0.reason?.contains("reindex") == true
+        }
+        #expect(error != nil, "row 41 holds artist 3")
+        #expect(try opened.fetch(Track.self, where: \.artist, equals: "artist 1").count == 10, "the other values read")
+    }
+
     @Test func aRowKeyDamagedPastTheLastRowIDIsAnErrorNotAnObjectUnderAnotherRow() throws {
         let store = try makeSongStore(songs: 3)
         let file = store.path + "/Song"
