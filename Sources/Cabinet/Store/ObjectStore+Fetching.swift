@@ -291,10 +291,19 @@ extension ObjectStore {
             return goOn
         }
         let last = entry.metadata.lastRowID, first = ClassMetadata.firstObjectRowID
-        // A row past the last row ID the class handed out (as the file says it now:
-        // a reader's entry may be older) has a damaged key, which no checksum covers:
-        // an error, never an object under a row it never had.
-        let handedOut = max(last, try ClassRegistrar.readMetadata(of: entry.table, className: entry.name)?.lastRowID ?? 0)
+        // A row past the last row ID the class handed out (as the file says it now,
+        // read when such a row turns up: a reader's entry may be older) has a damaged
+        // key, which no checksum covers: an error, never an object under a row it never had.
+        var handedOut: UInt32?
+        func checkHandedOut(_ rowID: UInt32) throws {
+            if rowID <= last { return }
+            if handedOut == nil {
+                handedOut = max(last, try ClassRegistrar.readMetadata(of: entry.table, className: entry.name)?.lastRowID ?? 0)
+            }
+            guard let handedOut, rowID > handedOut else { return }
+            throw CabinetError.malformedRecord(entry.location(row: rowID),
+                                               reason: "row \(rowID) is beyond the last row ID handed out (\(handedOut)): its key is damaged; run `cabinet verify`, then restore a backup")
+        }
         var rowsRead = 0
         if entry.table.prefersRowReads, last >= first, UInt64(records) * 2 >= UInt64(last - first + 1) {
             // A networked table whose rows are mostly there: read by row, in batches (Redis: HMGET),
@@ -318,10 +327,7 @@ extension ObjectStore {
                     throw CabinetError.malformedRecord(entry.location(row: rowID), reason: "row \(rowID) cannot hold an object")
                 }
                 if let onlyPast, rowID <= onlyPast { return true }
-                guard rowID <= handedOut else {
-                    throw CabinetError.malformedRecord(entry.location(row: rowID),
-                                                       reason: "row \(rowID) is beyond the last row ID handed out (\(handedOut)): its key is damaged; run `cabinet verify`, then restore a backup")
-                }
+                try checkHandedOut(rowID)
                 return try visit(rowID, value)
             }
         }

@@ -317,6 +317,7 @@ final class TokyoCabinetTable: StorageTable {
         guard value.count <= StorageLimits.largestValue, key.count <= StorageLimits.largestValue else {
             throw CabinetError.valueTooLarge(RecordLocation(file: path), size: max(value.count, key.count), limit: StorageLimits.largestValue)
         }
+        try refuseDamagedWalk(hdb, key: key, operation: "write")
         changes &+= 1
         guard tchdbput(hdb, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(scratch), Int32(value.count)) else {
             throw failure("write")
@@ -325,10 +326,26 @@ final class TokyoCabinetTable: StorageTable {
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         let hdb = try open()
+        try refuseDamagedWalk(hdb, key: key, operation: "delete")
         changes &+= 1
         if tchdbout(hdb, key.baseAddress, Int32(key.count)) { return true }
         if tchdbecode(hdb) == Int32(TCENOREC) { return false }
         throw failure("delete")
+    }
+
+    /// Throws if the walk to `key`'s place meets damage: Tokyo Cabinet's put and
+    /// delete walk the same records (its bucket's tree, to the key or the empty
+    /// link where it goes), trusting their sizes as its reads do. One more walk
+    /// in the map, beside the write's own.
+    private func refuseDamagedWalk(_ hdb: UnsafeMutablePointer<TCHDB>, key: UnsafeRawBufferPointer, operation: String) throws {
+        guard let bigEndian = lookupByteOrder else { return }
+        switch TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
+        case .damaged(let damage): throw damage.error(path: path, operation: operation)
+        case .unsettled:
+            // Beyond the map: the same walk with pread, its value not read.
+            _ = try TokyoCabinetLookup.readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path) { _ in () }
+        case .found, .absent: break
+        }
     }
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {

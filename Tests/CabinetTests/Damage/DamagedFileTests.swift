@@ -14,11 +14,17 @@ import Testing
         error.location?.file == path || "\(error)".contains(path)
     }
 
-    @Test func aRecordWhoseSizesClaimGigabytesIsAnErrorNamingTheFileAndOffset() throws {
+    /// A store of three songs whose record of `row` claims a key and a value of 1.9 GB each.
+    private func songStoreWithHugeSizes(inRow row: UInt32) throws -> (TemporaryDirectory, String, HashFileRecord) {
         let store = try makeSongStore(songs: 3)
         let file = store.path + "/Song"
-        let record = try #require(try hashFileRecords(file).first { $0.key == rowKeyBytes(3) })
+        let record = try #require(try hashFileRecords(file).first { $0.key == rowKeyBytes(row) })
         try overwrite(file, at: record.sizes, with: twoHugeSizes)
+        return (store, file, record)
+    }
+
+    @Test func aRecordWhoseSizesClaimGigabytesIsAnErrorNamingTheFileAndOffset() throws {
+        let (store, file, record) = try songStoreWithHugeSizes(inRow: 3)
         let opened = try ObjectStore(path: store.path)
         defer { opened.close() }
         try opened.register(Song.self, Playlist.self)
@@ -28,6 +34,21 @@ import Testing
         #expect(error != nil, "the lookup names the file and the record's offset")
         #expect(try opened.fetch(Song.self, rowID: 2)?.title == "s0", "the other records read")
         #expect(expectCabinetError({ _ = try opened.fetchAll(Song.self) }) { names($0, file) } != nil)
+    }
+
+    @Test func aWriteOrDeleteWhoseWalkMeetsADamagedRecordIsAnErrorNotTheEndOfTheProcess() throws {
+        let (store, file, record) = try songStoreWithHugeSizes(inRow: 3)
+        let backend = try TokyoCabinetBackend(directory: store.path)
+        defer { backend.close() }
+        let table = try backend.openTable(named: "Song")
+        let write = expectCabinetError({ try table.transaction { try [UInt8](repeating: 1, count: 9).withUnsafeBytes { try table.setValue($0, forRow: 3) } } }) {
+            names($0, file) && "\($0)".contains("offset \(record.offset)")
+        }
+        #expect(write != nil)
+        let delete = expectCabinetError({ try table.transaction { _ = try rowKeyBytes(3).withUnsafeBytes { try table.removeValue(forKey: $0) } } }) { names($0, file) }
+        #expect(delete != nil)
+        try table.transaction { try [UInt8](repeating: 2, count: 9).withUnsafeBytes { try table.setValue($0, forRow: 99) } }
+        #expect(try table.withValue(forRow: 99) { Array($0) } == [UInt8](repeating: 2, count: 9), "writes elsewhere go on")
     }
 
     @Test func aRecordBeyondTheMapIsReadWithTheSameChecks() throws {
