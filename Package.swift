@@ -136,6 +136,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/HostileFiles"
         ),
+        // The reader of the corruption loop: reads damaged stores every way, and must never die.
+        .executableTarget(
+            name: "cabinet-test-hostile-reader",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/HostileReader"
+        ),
         // A process that misuses a store (two threads, changes during save) and should die saying so.
         .executableTarget(
             name: "cabinet-misuse",

@@ -61,7 +61,7 @@ import Testing
         let entry = try #require(store.entriesByName[Track.storedName])
         let rows = Array(UInt32(2)...UInt32(41))
         var handed: [UInt32: Bool] = [:]
-        let finished = try store.loadedObjects(entry, rows: rows) { row, object in
+        let finished = try store.loadedObjects(entry, rows: rows) { row, object, _ in
             handed[row] = object != nil
             if row == 5, let doomed = try store.fetch(Track.self, rowID: 30) {
                 store.delete(doomed)

@@ -30,7 +30,7 @@ extension DataBuffer {
         let rowID = try readUInt32()
         if rowID == 0 { return nil }
         try checkReferencedRow(rowID)
-        return unsafeDowncast(entry.object(at: rowID), to: T.self)
+        return try ObjectStore.typed(entry.object(at: rowID), as: T.self)
     }
 
     /// Writes an ordered list of references: a count, then each row ID.
@@ -55,7 +55,7 @@ extension DataBuffer {
             let rowID = try readUInt32()
             if rowID == 0 { continue }
             try checkReferencedRow(rowID)
-            result.append(unsafeDowncast(entry.object(at: rowID), to: T.self))
+            result.append(try ObjectStore.typed(entry.object(at: rowID), as: T.self))
         }
         return result
     }

@@ -57,8 +57,8 @@ extension ObjectStore {
         let prefix = [declared.number] + IndexKeys.rowBytes(target.rowID)
         return try collect(limit) { body in
             var stop = false
-            try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object in
-                try body(unsafeDowncast(object, to: T.self), &stop)
+            try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object, _ in
+                try body(try ObjectStore.typed(object, as: T.self), &stop)
                 return !stop
             }
         }
@@ -72,8 +72,10 @@ extension ObjectStore {
                                                               _ body: (T, inout Bool) throws -> Void) throws {
         let (entry, bounds) = try valueBounds(type, keyPath, equals: value)
         var stop = false
-        try objects(entry, bounds, descending: false) { object in
-            try body(unsafeDowncast(object, to: T.self), &stop)
+        try objects(entry, bounds, descending: false) { object, decoded in
+            let typed = try ObjectStore.typed(object, as: T.self)
+            if decoded { try vouch(typed, keyPath, within: bounds, entry: entry) }
+            try body(typed, &stop)
             return !stop
         }
     }
@@ -105,10 +107,33 @@ extension ObjectStore {
         // Below the next value's bytes includes `upper` (every row of it); below its own excludes it.
         let end = upper == nil || including ? IndexKeys.keyAfterPrefix(upperKey) : upperKey
         var stop = false
-        try objects(entry, (lowerKey, end), descending: descending) { object in
-            try body(unsafeDowncast(object, to: T.self), &stop)
+        try objects(entry, (lowerKey, end), descending: descending) { object, decoded in
+            let typed = try ObjectStore.typed(object, as: T.self)
+            if decoded { try vouch(typed, keyPath, within: (lowerKey, end), entry: entry) }
+            try body(typed, &stop)
             return !stop
         }
+    }
+
+    /// Throws unless `object`'s value at `keyPath` lies within `bounds` (its
+    /// index number, then its value's bytes), as the index entry that found it
+    /// says: a damaged index page can name another row, whose object would be
+    /// handed over as a match. Only an object whose content this query decoded
+    /// from its record is checked: a live one is found by its saved value (see
+    /// the extension's comment), which its properties need not hold.
+    private func vouch<T: StoredObject, V: IndexableValue>(_ object: T, _ keyPath: KeyPath<T, V>, within bounds: IndexBounds,
+                                                          entry: ClassEntry) throws {
+        var bytes: [UInt8] = [bounds.lower[0]]
+        let inside: Bool
+        do {
+            try object[keyPath: keyPath].indexBytes(into: &bytes)
+            inside = !bytes.lexicographicallyPrecedes(bounds.lower) && bounds.upper.map { bytes.lexicographicallyPrecedes($0) } != false
+        } catch {
+            inside = false
+        }
+        guard !inside else { return }
+        throw CabinetError.malformedRecord(entry.location(row: object.rowID),
+                                           reason: "the index names this row for a value its record does not hold: the index file is damaged; `cabinet reindex` rebuilds it")
     }
 
     /// Up to `limit` objects (all, when `nil`) that `scan` hands its body, which stops it at the limit.
@@ -191,7 +216,7 @@ extension ObjectStore {
 
     /// Calls `body` with the object of each entry in `bounds` (skipping rows deleted
     /// since the save), the records read in batches (``indexedObjects(_:index:_:_:)``).
-    private func objects(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool, _ body: (StoredObject) throws -> Bool) throws {
+    private func objects(_ entry: ClassEntry, _ bounds: IndexBounds, descending: Bool, _ body: (StoredObject, _ decoded: Bool) throws -> Bool) throws {
         useDetector.enter("an index query")
         defer { useDetector.leave() }
         guard let indexes = entry.indexes else { return }

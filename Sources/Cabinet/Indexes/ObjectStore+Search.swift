@@ -47,8 +47,8 @@ extension ObjectStore {
             let rows = try FullTextSearch(store: self, entry: entry, number: declared.number).rows(matching: terms)
             try indexedObjects(entry, index: "the full-text index", { _, visit in
                 for row in rows where try !visit(row, nil) { return }
-            }, stillListed: nil) { object in
-                result.append(unsafeDowncast(object, to: T.self))
+            }, stillListed: nil) { object, _ in
+                result.append(try ObjectStore.typed(object, as: T.self))
                 return result.count != limit
             }
             return result

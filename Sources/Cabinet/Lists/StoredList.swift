@@ -138,7 +138,12 @@ public struct StoredList<Element: StoredObject> {
             fail(CabinetError.storeClosed(path: source?.location.file ?? "<StoredList>"))
             return Element()
         }
-        return unsafeDowncast(entry.object(at: rowID), to: Element.self)
+        do {
+            return try ObjectStore.typed(entry.object(at: rowID), as: Element.self)
+        } catch {
+            fail(error)
+            return Element()
+        }
     }
 }
 

@@ -138,6 +138,15 @@ public enum StoreVerifier {
         }
     }
 
+    /// A problem if the table's own count of its records (a Tokyo Cabinet file's
+    /// header keeps it apart from them) is not the number a scan read: a damaged
+    /// count makes `count(of:)` lie, and one of 2^63 or more once stopped the program.
+    private static func countProblem(_ table: any StorageTable, holds records: Int, at location: RecordLocation) -> Problem? {
+        let counted = table.recordCount
+        guard counted != records else { return nil }
+        return Problem(location: location, reason: "the file counts \(counted) records (or more) but holds \(records); `cabinet compact` writes the count again")
+    }
+
     private static func check(_ table: any StorageTable, name: String, format: RecordFormat, location: RecordLocation,
                               counter: inout ProgressCounter, into problems: inout [Problem]) throws {
         // An index file holds entries without trailers: IndexVerifier checks it, below.
@@ -145,14 +154,17 @@ public enum StoreVerifier {
         counter.begin(name)
         defer { counter.report() }
         guard !ObjectStore.isAuxiliaryTable(name) else {
+            var records = 0
             try table.forEach { key, value in
                 counter.advance()
+                records += 1
                 var here = location
                 here.className = nil
                 here.file += " [\(String(decoding: key, as: UTF8.self))]"
                 if let problem = checksumProblem(value, format: format, at: here) { problems.append(problem) }
                 return true
             }
+            if let problem = countProblem(table, holds: records, at: location) { problems.append(problem) }
             return
         }
         let metadata = try ClassRegistrar.readMetadata(of: table, className: name)
@@ -160,8 +172,10 @@ public enum StoreVerifier {
             problems.append(Problem(location: location, reason: "the file has records but no metadata row"))
         }
         var rows: [UInt32] = []
+        var records = 0
         try table.forEach { key, value in
             counter.advance()
+            records += 1
             guard key.count == 4 else {
                 problems.append(Problem(location: location, reason: "a key of \(key.count) bytes; row keys are 4 bytes"))
                 return true
@@ -183,6 +197,7 @@ public enum StoreVerifier {
             }
             return true
         }
+        if let problem = countProblem(table, holds: records, at: location) { problems.append(problem) }
         // The scan reads records in file order; the app finds them through the hash
         // index. A damaged bucket array leaves records the scan sees but a lookup misses.
         for rowID in rows {

@@ -10,7 +10,7 @@ extension ObjectStore {
         useDetector.enter("fetch(_:rowID:)")
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
-        return try readingCommittedState { try loadedObject(entry, rowID: rowID) }.map { unsafeDowncast($0, to: T.self) }
+        return try readingCommittedState { try loadedObject(entry, rowID: rowID) }.map { try ObjectStore.typed($0, as: T.self) }
     }
 
     /// The object of a row with its content: the live instance (loaded if it is a
@@ -79,7 +79,7 @@ extension ObjectStore {
         guard rowID >= ClassMetadata.firstObjectRowID else {
             throw CabinetError.missingRecord(entry.location(row: rowID))
         }
-        return unsafeDowncast(entry.object(at: rowID), to: T.self)
+        return try ObjectStore.typed(entry.object(at: rowID), as: T.self)
     }
 
     /// Every object of `type`, each with its content loaded; objects they refer
@@ -97,7 +97,7 @@ extension ObjectStore {
         // Inlined so the loop that collects the objects is specialized for T in the caller.
         var result: [T] = []
         try scan(type, reserve: { result.reserveCapacity($0) }) { object in
-            result.append(unsafeDowncast(object, to: T.self))
+            result.append(try ObjectStore.typed(object, as: T.self))
             return true
         }
         return result
@@ -118,7 +118,7 @@ extension ObjectStore {
     public func enumerate<T: StoredObject>(_ type: T.Type, _ body: (T, inout Bool) throws -> Void) throws {
         var stop = false
         try scan(type, reserve: { _ in }) { object in
-            try body(unsafeDowncast(object, to: T.self), &stop)
+            try body(try ObjectStore.typed(object, as: T.self), &stop)
             return !stop
         }
     }
@@ -305,6 +305,19 @@ extension ObjectStore {
             return goOn
         }
         let last = entry.metadata.lastRowID, first = ClassMetadata.firstObjectRowID
+        // A row past the last row ID the class handed out (as the file says it now,
+        // read when such a row turns up: a reader's entry may be older) has a damaged
+        // key, which no checksum covers: an error, never an object under a row it never had.
+        var handedOut: UInt32?
+        func checkHandedOut(_ rowID: UInt32) throws {
+            if rowID <= last { return }
+            if handedOut == nil {
+                handedOut = max(last, try ClassRegistrar.readMetadata(of: entry.table, className: entry.name)?.lastRowID ?? 0)
+            }
+            guard let handedOut, rowID > handedOut else { return }
+            throw CabinetError.malformedRecord(entry.location(row: rowID),
+                                               reason: "row \(rowID) is beyond the last row ID handed out (\(handedOut)): its key is damaged; run `cabinet verify`, then restore a backup")
+        }
         var rowsRead = 0
         if entry.table.prefersRowReads, last >= first, UInt64(records) * 2 >= UInt64(last - first + 1) {
             // A networked table whose rows are mostly there: read by row, in batches (Redis: HMGET),
@@ -328,6 +341,7 @@ extension ObjectStore {
                     throw CabinetError.malformedRecord(entry.location(row: rowID), reason: "row \(rowID) cannot hold an object")
                 }
                 if let onlyPast, rowID <= onlyPast { return true }
+                try checkHandedOut(rowID)
                 return try visit(rowID, value)
             }
         }
@@ -352,5 +366,25 @@ extension ObjectStore {
             throw error
         }
         return object
+    }
+}
+
+extension ObjectStore {
+    /// `object`, which a read found for a row of class `T`, as a `T`: an object
+    /// of another class there is an error naming the row, never memory read as
+    /// the wrong type (`unsafeDowncast` checks nothing in a release build).
+    /// Inlined: the check is one comparison of classes per object.
+    @inlinable @inline(__always)
+    static func typed<T: StoredObject>(_ object: StoredObject, as type: T.Type) throws -> T {
+        if _fastPath(Swift.type(of: object) == T.self) { return unsafeDowncast(object, to: T.self) }
+        return try otherClass(object, as: type)
+    }
+
+    /// The slow path of ``typed(_:as:)``: a subclass of `T` passes, anything else throws.
+    @usableFromInline
+    static func otherClass<T: StoredObject>(_ object: StoredObject, as type: T.Type) throws -> T {
+        if let typed = object as? T { return typed }
+        let location = object.entry?.location(row: object.rowID) ?? RecordLocation(file: "<\(T.self)>", rowID: object.rowID)
+        throw CabinetError.malformedRecord(location, reason: "a read of class \(T.self) found an object of class \(Swift.type(of: object)) for row \(object.rowID); run `cabinet verify`")
     }
 }

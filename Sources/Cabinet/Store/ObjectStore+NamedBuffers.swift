@@ -50,7 +50,10 @@ extension ObjectStore {
         } else {
             bytes = try readingCommittedState {
                 guard let table = try namedBuffersTable(creating: false) else { return nil }
-                return try Array(name.utf8).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } }
+                let key = Array(name.utf8)
+                let found = try key.withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } }
+                if found == nil { try confirmAbsent(key, in: table, name: name) }
+                return found
             }
         }
         guard let bytes else { return nil }
@@ -92,6 +95,20 @@ extension ObjectStore {
         try ClassRegistrar(store: self).catalog(name, tag: nil)
         // A pool's write block reads and writes it staged, as its classes' tables.
         return context?.view(of: table, named: name) ?? table
+    }
+
+    /// Throws if the named buffers' file holds `key` after all, or cannot be read
+    /// whole: a lookup that misses is not taken for "no such buffer" on its own
+    /// word, since a damaged hash index loses records from lookups (never from a
+    /// scan, which reads every record). Buffers are few: the scan is short, and
+    /// only a miss pays for it.
+    private func confirmAbsent(_ key: [UInt8], in table: any StorageTable, name: String) throws {
+        try table.forEach { stored, _ in
+            guard !stored.elementsEqual(key) else {
+                throw CabinetError.malformedRecord(namedBufferLocation(name), reason: "the named buffer is in the file but a lookup of its name does not find it (the file's hash index is damaged); run `cabinet verify`, then `cabinet compact` rebuilds the index")
+            }
+            return true
+        }
     }
 
     private func namedBufferLocation(_ name: String) -> RecordLocation {

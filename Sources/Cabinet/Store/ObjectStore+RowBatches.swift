@@ -10,8 +10,10 @@ extension ObjectStore {
     /// Each object is still made just before `body` gets it, so what `body` did to
     /// the store before counts as it would one row at a time, and once `body` has
     /// saved this class (a row deleted and saved is gone) the rest of the batch is
-    /// read afresh, row by row. Call inside `readingCommittedState`.
-    func loadedObjects(_ entry: ClassEntry, rows: [UInt32], _ body: (UInt32, StoredObject?) throws -> Bool) throws -> Bool {
+    /// read afresh, row by row. `body` also hears whether the object's content was
+    /// decoded from its record just now (not a live object's as it was). Call
+    /// inside `readingCommittedState`.
+    func loadedObjects(_ entry: ClassEntry, rows: [UInt32], _ body: (UInt32, StoredObject?, _ decoded: Bool) throws -> Bool) throws -> Bool {
         // The batch's bookkeeping in one block of Ints, on the stack for a query's
         // usual few rows (arrays of optionals cost a metadata lookup each): for each
         // row the number of its key among those read (-1: none read, it has a live
@@ -55,6 +57,7 @@ extension ObjectStore {
             for (position, row) in rows.enumerated() {
                 let key = keyOfRow[position]
                 let object: StoredObject?
+                var decoded = false
                 if key < 0 || entry.savesFinished != saves {
                     object = try loadedObject(entry, rowID: row)
                 } else {
@@ -63,10 +66,11 @@ extension ObjectStore {
                         guard start >= 0 else { return false }
                         bytes.withUnsafeBytes { buffer.load(UnsafeRawBufferPointer(rebasing: $0[start..<spans[2 * key + 1]])) }
                         try decode(&buffer, into: object, entry: entry)
+                        decoded = true
                         return true
                     }
                 }
-                if try !body(row, object) { return false }
+                if try !body(row, object, decoded) { return false }
             }
             return true
         }
@@ -90,7 +94,7 @@ extension ObjectStore {
     func indexedObjects(_ entry: ClassEntry, index: String,
                         _ scan: (_ after: [UInt8]?, _ visit: (UInt32, UnsafeRawBufferPointer?) throws -> Bool) throws -> Void,
                         stillListed: ((UnsafeRawBufferPointer) throws -> Bool)?,
-                        _ body: (StoredObject) throws -> Bool) throws {
+                        _ body: (StoredObject, _ decoded: Bool) throws -> Bool) throws {
         // (Not escaping: `scan` and `body` are both parameters, which Swift will not let one capture for the other.)
         try withoutActuallyEscaping(body) { body in
             var batch = RowBatch()
@@ -99,19 +103,19 @@ extension ObjectStore {
                 defer { batch.next() }
                 let saves = entry.savesFinished
                 var position = -1
-                let goOn = try loadedObjects(entry, rows: batch.rows) { row, object in
+                let goOn = try loadedObjects(entry, rows: batch.rows) { row, object, decoded in
                     position += 1
                     if entry.savesFinished != saves {
                         guard let object else { return true }   // gone with the save
                         if let stillListed, let listed = try batch.withKey(at: position, stillListed), !listed { return true }
-                        return try body(object)
+                        return try body(object, decoded)
                     }
                     guard let object else {
                         if entry.live.object(at: row)?.changeState == .deleted { return true }
                         throw CabinetError.malformedRecord(entry.location(row: row),
                                                            reason: "\(index) names this row, which holds no object; `cabinet reindex` rebuilds the index")
                     }
-                    return try body(object)
+                    return try body(object, decoded)
                 }
                 return (goOn, entry.savesFinished != saves)
             }

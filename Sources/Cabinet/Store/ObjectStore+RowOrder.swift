@@ -22,7 +22,7 @@ extension ObjectStore {
                                            _ body: (T, inout Bool) throws -> Void) throws {
         var stop = false
         try walkRows(type, after: rowID) { object in
-            try body(unsafeDowncast(object, to: T.self), &stop)
+            try body(try ObjectStore.typed(object, as: T.self), &stop)
             return !stop
         }
     }

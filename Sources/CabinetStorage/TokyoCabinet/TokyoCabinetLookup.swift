@@ -20,14 +20,20 @@ import Darwin
 /// each record's header holds its hash byte and the offsets of its two children.
 /// `docs/FORMAT.md` describes the record header.
 ///
-/// Two answers are final: a record found (its key compared byte for byte), and
-/// no record, when the walk ends at an empty link as Tokyo Cabinet's own ends
+/// Three answers are final: a record found (its key compared byte for byte), no
+/// record, when the walk ends at an empty link as Tokyo Cabinet's own ends
 /// (every record on the way inside the map, with its magic byte, and its links
-/// followed as Tokyo Cabinet follows them). Every offset and length is checked
-/// against the mapped size. Everything else (a record beyond the map, a header
-/// that does not parse, a walk longer than the file has records, a file with
-/// compression or a custom codec, delayed writes) is ``Outcome/unsettled``, and
-/// the caller asks Tokyo Cabinet, whose answer (or error) stands.
+/// followed as Tokyo Cabinet follows them), and damage: a link outside the
+/// file's records, a block that is not a record, a size that does not end or
+/// runs past the end of the file, a walk longer than the file can hold records
+/// (links in a circle). Every offset and length is checked against the mapped
+/// size and the file's. Damage is never handed to Tokyo Cabinet, which trusts
+/// the sizes it reads (a value claiming 2 GiB is a `malloc` that ends the
+/// process, a link past the map a read of unmapped memory): the caller throws.
+/// A record beyond the map is ``Outcome/unsettled``: the caller reads it with
+/// `pread(2)` the same way (``readUnmapped(_:key:bigEndian:_:)``). Only a file
+/// this does not read at all (compression or a custom codec, delayed writes) is
+/// left to Tokyo Cabinet.
 ///
 /// Why "no record" too: a save asks for keys that are not there all the time
 /// (whether a staged record is new, whether a fresh list node ID is free), and
@@ -45,14 +51,30 @@ enum TokyoCabinetLookup {
         /// Cabinet's own (`tchdbgetimpl`) ends with "no record", every record on the
         /// way read and checked in the map.
         case absent
+        /// A record beyond the map (read it with `pread`), or a file this does not read.
         case unsettled
+        /// The walk met damage: the file must not be handed to Tokyo Cabinet.
+        case damaged(Damage)
 
         static func == (a: Outcome, b: Outcome) -> Bool {
             switch (a, b) {
             case (.found(let x), .found(let y)): x.baseAddress == y.baseAddress && x.count == y.count
             case (.absent, .absent), (.unsettled, .unsettled): true
+            case (.damaged(let x), .damaged(let y)): x == y
             default: false
             }
+        }
+    }
+
+    /// Where a walk met damage, and what it found there.
+    struct Damage: Equatable, Error {
+        var offset: Int
+        var what: String
+
+        /// The error a read of the file at `path` throws: the same words as a scan's (``BlockReader``).
+        func error(path: String, operation: String = "read") -> CabinetError {
+            .backendFailure(RecordLocation(file: path), operation: operation, code: Int32(TCERHEAD),
+                            message: "invalid record header at offset \(offset) (\(what)); run `cabinet verify`, then restore a backup")
         }
     }
 
@@ -71,17 +93,18 @@ enum TokyoCabinetLookup {
 
     /// Looks `key` up in `hdb`, whose numbers are big-endian when `bigEndian`.
     static func find(_ hdb: UnsafeMutablePointer<TCHDB>, key: UnsafeRawBufferPointer, bigEndian: Bool) -> Outcome {
-        guard let walk = Walk(hdb, bigEndian: bigEndian), let (entry, hash) = walk.bucket(of: key),
-              var offset = walk.link(at: entry) else { return .unsettled }
-        // A damaged file could link records in a circle: the walk is bounded (`Walk.maxSteps`).
+        guard let walk = LookupWalk(hdb, bigEndian: bigEndian), let (entry, hash) = walk.bucket(of: key) else { return .unsettled }
+        guard var offset = walk.link(at: entry) else { return .damaged(walk.badLink(at: entry)) }
+        // A damaged file could link records in a circle: the walk is bounded (`LookupWalk.maxSteps`).
         var steps = walk.maxSteps
         while offset > 0 {
-            guard steps > 0 else { return .unsettled }
+            guard steps > 0 else { return .damaged(walk.circle(at: offset)) }
             steps -= 1
             switch walk.visit(offset, key: key, hash: hash) {
             case .found(let value): return .found(value)
             case .next(let next): offset = next
-            case .unsettled: return .unsettled
+            case .unmapped: return .unsettled
+            case .damaged(let damage): return .damaged(damage)
             }
         }
         return .absent
@@ -103,7 +126,7 @@ enum TokyoCabinetLookup {
     @discardableResult
     static func prefetch<K: Keys>(_ hdb: UnsafeMutablePointer<TCHDB>, keys: K, bigEndian: Bool,
                                   rounds: Int = prefetchRounds) -> Int {
-        guard keys.count > 1, let walk = Walk(hdb, bigEndian: bigEndian) else { return 0 }
+        guard keys.count > 1, let walk = LookupWalk(hdb, bigEndian: bigEndian) else { return 0 }
         var pending: [Pending] = []
         pending.reserveCapacity(keys.count)
         for index in 0..<keys.count {
@@ -128,12 +151,12 @@ enum TokyoCabinetLookup {
                         reached += 1
                         next = nil
                     case .next(let offset): next = offset
-                    case .unsettled: next = nil
+                    case .unmapped, .damaged: next = nil
                     }
                 }
                 guard let next, next > 0 else { continue }
                 lookup.offset = next
-                walk.prefetch(next, bytes: Walk.recordHeadBytes)
+                walk.prefetch(next, bytes: LookupWalk.recordHeadBytes)
                 pending[kept] = lookup
                 kept += 1
             }
@@ -181,20 +204,27 @@ extension TokyoCabinetLookup {
 /// Tokyo Cabinet's map of one open hash database, as a lookup reads it: the
 /// steps of `TokyoCabinetLookup.find`, one record at a time, every offset and
 /// length checked against the mapped size.
-private struct Walk {
+struct LookupWalk {
     enum Step {
         /// The key's value, in the map.
         case found(UnsafeRawBufferPointer)
         /// The next record of the tree to look at (0: none, the key is not there).
         case next(Int)
-        /// Not something this walk reads: ask Tokyo Cabinet.
-        case unsettled
+        /// The record runs past the map (not past the file): read it with `pread`.
+        case unmapped
+        /// Not a record a sound file has here.
+        case damaged(TokyoCabinetLookup.Damage)
     }
 
-    /// A damaged file could link records in a circle (or claim any count): a walk
-    /// stops after as many steps as there are records, and at most 100,000, far
-    /// deeper than any bucket's tree.
+    /// A damaged file could link records in a circle (or claim any record count):
+    /// a walk stops after as many steps as the file can hold records (each takes
+    /// its header and two sizes, at least one alignment unit), and at most
+    /// 100,000, far deeper than any bucket's tree.
     let maxSteps: Int
+    /// Tokyo Cabinet's size of the file (at most its length: checked at open) and
+    /// where its records start: every link must point between them.
+    let fileSize: Int
+    let firstRecord: Int
     /// A record's header, sizes and a short key: what the next step reads.
     static let recordHeadBytes = 32
 
@@ -221,7 +251,20 @@ private struct Walk {
         apow = Int(db.apow)
         self.bigEndian = bigEndian
         header = 2 + (wide ? 16 : 8) + 2
-        maxSteps = db.rnum < 100_000 ? Int(db.rnum) + 1 : 100_001
+        fileSize = Int(clamping: db.fsiz)
+        firstRecord = min(Int(clamping: db.frec), fileSize)
+        let smallestRecord = max(header + 2, 1 << apow)
+        maxSteps = min((fileSize - firstRecord) / smallestRecord + 1, 100_001)
+    }
+
+    /// The damage of a walk that did not end within ``maxSteps``.
+    func circle(at offset: Int) -> TokyoCabinetLookup.Damage {
+        .init(offset: offset, what: "a bucket's records linked in a circle, or deeper than the file holds records")
+    }
+
+    /// The damage of a link at `offset` that cannot be a record's offset.
+    func badLink(at offset: Int) -> TokyoCabinetLookup.Damage {
+        .init(offset: offset, what: "a link to a record beyond any file")
     }
 
     /// The offset of `key`'s bucket entry and the key's hash byte (Tokyo Cabinet's `tchdbbidx`).
@@ -234,16 +277,23 @@ private struct Walk {
         return (entry, hash)
     }
 
-    @inline(__always)
-    private func number<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        let raw = file.loadUnaligned(fromByteOffset: offset, as: T.self)
-        return bigEndian ? T(bigEndian: raw) : T(littleEndian: raw)
-    }
-
     /// The record offset stored at `offset` (a bucket entry or a child link), `nil` if it cannot be one.
     @inline(__always)
     func link(at offset: Int) -> Int? {
-        let value = wide ? number(UInt64.self, at: offset) : UInt64(number(UInt32.self, at: offset))
+        link(in: file, at: offset)
+    }
+
+    /// ``link(at:)`` in `bytes` (a record's head read from the file), `offset` bytes in.
+    @inline(__always)
+    func link(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+        let value: UInt64
+        if wide {
+            let raw = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            value = bigEndian ? UInt64(bigEndian: raw) : UInt64(littleEndian: raw)
+        } else {
+            let raw = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+            value = UInt64(bigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw))
+        }
         guard value <= UInt64(Int.max) >> apow else { return nil }
         return Int(value) << apow
     }
@@ -252,15 +302,24 @@ private struct Walk {
     @inline(__always)
     func visit(_ offset: Int, key: UnsafeRawBufferPointer, hash: UInt8) -> Step {
         let mapped = file.count
-        guard offset <= mapped - header, file[offset] == TokyoCabinetFileScan.recordMagic else { return .unsettled }
+        guard offset >= firstRecord, offset <= fileSize - header else { return .damaged(outsideRecords(offset)) }
+        guard offset <= mapped - header else { return .unmapped }
+        guard file[offset] == TokyoCabinetFileScan.recordMagic else { return .damaged(notARecord(offset, magic: file[offset])) }
         let recordHash = file[offset + 1]
         let left = offset + 2, right = left + (wide ? 8 : 4)
         if hash != recordHash {
-            return link(at: hash > recordHash ? left : right).map(Step.next) ?? .unsettled
+            let side = hash > recordHash ? left : right
+            return link(at: side).map(Step.next) ?? .damaged(badLink(at: side))
         }
         var cursor = offset + header
-        guard let keySize = BlockReader.decodeSize(file, &cursor), let valueSize = BlockReader.decodeSize(file, &cursor),
-              keySize <= mapped - cursor, valueSize <= mapped - cursor - keySize else { return .unsettled }
+        guard let keySize = BlockReader.decodeSize(file, &cursor), let valueSize = BlockReader.decodeSize(file, &cursor) else {
+            // Cut short by the end of the map, not of the file: read with pread.
+            return cursor >= mapped && mapped < fileSize ? .unmapped : .damaged(endlessSize(offset))
+        }
+        guard keySize <= fileSize - cursor, valueSize <= fileSize - cursor - keySize else {
+            return .damaged(tooLong(offset, keySize, valueSize))
+        }
+        guard keySize <= mapped - cursor, valueSize <= mapped - cursor - keySize else { return .unmapped }
         let count = key.count
         let order: Int32
         if count != keySize {
@@ -273,7 +332,24 @@ private struct Walk {
         if order == 0 {
             return .found(UnsafeRawBufferPointer(start: base + cursor + keySize, count: valueSize))
         }
-        return link(at: order > 0 ? left : right).map(Step.next) ?? .unsettled
+        let side = order > 0 ? left : right
+        return link(at: side).map(Step.next) ?? .damaged(badLink(at: side))
+    }
+
+    func outsideRecords(_ offset: Int) -> TokyoCabinetLookup.Damage {
+        .init(offset: offset, what: "a link outside the file's records, which run from \(firstRecord) to \(fileSize)")
+    }
+
+    func notARecord(_ offset: Int, magic: UInt8) -> TokyoCabinetLookup.Damage {
+        .init(offset: offset, what: "a link to a block that starts with byte \(magic), not a record")
+    }
+
+    func endlessSize(_ offset: Int) -> TokyoCabinetLookup.Damage {
+        .init(offset: offset, what: "a size that does not end")
+    }
+
+    func tooLong(_ offset: Int, _ keySize: Int, _ valueSize: Int) -> TokyoCabinetLookup.Damage {
+        .init(offset: offset, what: "a record of \(keySize) + \(valueSize) bytes that runs past the end of the file")
     }
 
     /// Asks for the cache lines of the `bytes` bytes at `offset` (at most 256), those that are mapped.

@@ -135,6 +135,11 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
             tcbdbdel(bdb)
             throw TokyoCabinetTable.openError(path: path, code: Int32(TCEMETA))
         }
+        if let hdb = bdb.pointee.hdb, let error = TokyoCabinetTable.compressionError(hdb, path: path) {
+            _ = tcbdbclose(bdb)
+            tcbdbdel(bdb)
+            throw error
+        }
         return bdb
     }
 
@@ -237,9 +242,11 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     // MARK: StorageTable
 
+    /// The header's count, at most as many records as the file can hold (see
+    /// ``TokyoCabinetTable/recordCount``): a record in a leaf takes 3 bytes at least.
     var recordCount: Int {
         guard let handle else { return 0 }
-        return Int(tcbdbrnum(handle))
+        return Int(clamping: min(tcbdbrnum(handle), tcbdbfsiz(handle) / 3))
     }
 
     var byteCount: UInt64 {
@@ -254,6 +261,13 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let bdb = try open()
+        // Read in the map whenever the file holds the whole tree: a damaged page
+        // is an error here, where Tokyo Cabinet's loader would trust its sizes.
+        if let bigEndian = mapScanByteOrder(bdb),
+           let answer = try TokyoCabinetTreeScan.value(of: key, in: bdb, bigEndian: bigEndian, path: path,
+                                                       nodes: treeNodes, generation: generation, body) {
+            return answer
+        }
         var size: Int32 = 0
         // A copy of its own: another thread's read may evict the page tcbdbget3 would point into.
         guard let value = tcbdbget(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count), &size) else {
@@ -309,8 +323,12 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     /// copy and renames it over the file: whole or not at all).
     func compact() throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "compacting writes the file") }
+        // Tokyo Cabinet's optimize loads every page, trusting the sizes in each:
+        // every page is read here first, and a damaged one is an error naming it.
+        let bdb = try open()
+        if mapScanByteOrder(bdb) != nil { try forEach { _, _ in true } }
         defer { generation &+= 1 }
-        guard try optimize(try open()) else {
+        guard try optimize(bdb) else {
             let error = failure("compact")
             reopenAfterFailure()
             throw error
@@ -325,33 +343,40 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     func forEach(from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?, descending: Bool,
                  _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let bdb = try open()
-        guard !descending, let bigEndian = mapScanByteOrder(bdb) else {
+        guard let bigEndian = mapScanByteOrder(bdb) else {
             return try cursorForEach(bdb, from: lower, to: upper, descending: descending, body)
         }
         let generation = self.generation
         var delivered: [UInt8]?
-        let outcome = try TokyoCabinetTreeScan.forEach(bdb, bigEndian: bigEndian, from: lower, to: upper, nodes: treeNodes,
-                                                       generation: generation, delivered: &delivered,
-                                                       isCurrent: { self.generation == generation }, body)
+        let outcome = descending
+            ? try TokyoCabinetTreeScan.forEachDescending(bdb, bigEndian: bigEndian, path: path, from: lower, to: upper, nodes: treeNodes,
+                                                         generation: generation, delivered: &delivered,
+                                                         isCurrent: { self.generation == generation }, body)
+            : try TokyoCabinetTreeScan.forEach(bdb, bigEndian: bigEndian, path: path, from: lower, to: upper, nodes: treeNodes,
+                                               generation: generation, delivered: &delivered,
+                                               isCurrent: { self.generation == generation }, body)
         guard outcome == .unsettled else { return }
-        // Tokyo Cabinet goes on after the last key delivered (keys are unique: a put replaces).
-        guard let delivered else { return try cursorForEach(try open(), from: lower, to: upper, descending: false, body) }
-        try delivered.withUnsafeBytes { after in
-            try cursorForEach(try open(), from: after, to: upper, descending: false) { key, value in
-                key.elementsEqual(after) ? true : try body(key, value)
+        // Tokyo Cabinet goes on past the last key delivered (keys are unique: a put replaces).
+        guard let delivered else { return try cursorForEach(try open(), from: lower, to: upper, descending: descending, body) }
+        try delivered.withUnsafeBytes { last in
+            if descending {
+                return try cursorForEach(try open(), from: lower, to: last, descending: true, body)
+            }
+            try cursorForEach(try open(), from: last, to: upper, descending: false) { key, value in
+                key.elementsEqual(last) ? true : try body(key, value)
             }
         }
     }
 
-    /// The byte order of `bdb`'s map when an ascending scan reads it
+    /// The byte order of `bdb`'s map when a scan or a lookup reads it
     /// (``TokyoCabinetTreeScan``): not in a transaction, nor after a write
     /// outside one that no sync has flushed yet.
     func mapScanByteOrder(_ bdb: UnsafeMutablePointer<TCBDB>) -> Bool? {
         unflushedWrites || bdb.pointee.tran ? nil : scanByteOrder
     }
 
-    /// A scan by Tokyo Cabinet's cursor: descending ones, and those the map
-    /// cannot serve (``TokyoCabinetTreeScan``).
+    /// A scan by Tokyo Cabinet's cursor: those the map cannot serve (in a
+    /// transaction, after a write no sync flushed yet; ``TokyoCabinetTreeScan``).
     func cursorForEach(_ bdb: UnsafeMutablePointer<TCBDB>, from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?,
                                descending: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let cursor = tcbdbcurnew(bdb) else { throw failure("scan") }

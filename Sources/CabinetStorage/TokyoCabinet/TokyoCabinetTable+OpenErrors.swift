@@ -24,6 +24,16 @@ extension TokyoCabinetTable {
         }
     }
 
+    /// The error for a file whose header asks for compression or a custom codec
+    /// (`nil` for any other): Cabinet never writes one, and reads every record
+    /// itself, bounds-checked, which it cannot do for one; left to Tokyo Cabinet,
+    /// a damaged one's sizes would be trusted.
+    static func compressionError(_ hdb: UnsafeMutablePointer<TCHDB>, path: String) -> CabinetError? {
+        guard hdb.pointee.zmode || hdb.pointee.enc != nil else { return nil }
+        return .notADatabase(RecordLocation(file: path),
+                             reason: "its header asks for compressed records (options byte \(hdb.pointee.opts)), which Cabinet never writes and does not read; if the store was Cabinet's, the header is damaged: restore a backup")
+    }
+
     static func hasMagic(atPath path: String) -> Bool {
         TokyoCabinetDirectory.hasMagic(atPath: path)   // follows no link, opens no FIFO
     }

@@ -17,8 +17,9 @@ extension TokyoCabinetTable {
     /// grows by saves doubles its buckets, so the rebuilds cost O(n) in all).
     func reserveCapacity(_ records: Int) throws {
         let hdb = try open()
-        let buckets = Int(hdb.pointee.bnum)
-        guard records > buckets * TokyoCabinetTable.recordsPerBucketBeforeGrowing else { return }
+        let buckets = Int(clamping: hdb.pointee.bnum)   // from the header: a damaged one may claim any count
+        let (full, overflow) = buckets.multipliedReportingOverflow(by: TokyoCabinetTable.recordsPerBucketBeforeGrowing)
+        guard !overflow, records > full else { return }
         // One bucket per two records: short chains, and half the bucket array's bytes on disk.
         try rebuild(buckets: Int64(max(records / 2, buckets * 2)), operation: "grow buckets")
     }

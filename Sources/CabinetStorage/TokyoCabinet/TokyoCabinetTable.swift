@@ -136,6 +136,10 @@ final class TokyoCabinetTable: StorageTable {
             tchdbdel(hdb)
             throw TokyoCabinetTable.openError(path: path, code: code)
         }
+        if let error = compressionError(hdb, path: path) {
+            closeHandle(hdb, path: path)
+            throw error
+        }
         return hdb
     }
 
@@ -196,9 +200,13 @@ final class TokyoCabinetTable: StorageTable {
         needsIndexRebuild = false
     }
 
+    /// The header's count, at most as many records as the file can hold: a
+    /// damaged header may claim any count (even one above `Int.max`), and callers
+    /// size arrays and add by it. A record takes 14 bytes at least (its head and
+    /// two one-byte sizes), so a count above that is damage `cabinet verify` reports.
     var recordCount: Int {
         guard let handle else { return 0 }
-        return Int(tchdbrnum(handle))
+        return Int(clamping: min(tchdbrnum(handle), tchdbfsiz(handle) / 14))
     }
 
     /// The file's size in bytes, free space included.
@@ -222,8 +230,16 @@ final class TokyoCabinetTable: StorageTable {
                 return try body(value)
             case .absent:
                 return nil
+            case .damaged(let damage):
+                // Never handed to Tokyo Cabinet, which trusts the sizes it reads.
+                throw damage.error(path: path)
             case .unsettled:
-                break
+                // Beyond the map: read with pread, as carefully. Only a file it does not read goes on to Tokyo Cabinet.
+                switch try TokyoCabinetLookup.readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path, body) {
+                case .found(let result): return result
+                case .absent: return nil
+                case .notRead: break
+                }
             }
         }
         if concurrentReads { return try withValueInOwnBuffer(hdb, key, body) }
@@ -301,6 +317,7 @@ final class TokyoCabinetTable: StorageTable {
         guard value.count <= StorageLimits.largestValue, key.count <= StorageLimits.largestValue else {
             throw CabinetError.valueTooLarge(RecordLocation(file: path), size: max(value.count, key.count), limit: StorageLimits.largestValue)
         }
+        try refuseDamagedWalk(hdb, key: key, operation: "write")
         changes &+= 1
         guard tchdbput(hdb, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(scratch), Int32(value.count)) else {
             throw failure("write")
@@ -309,10 +326,26 @@ final class TokyoCabinetTable: StorageTable {
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         let hdb = try open()
+        try refuseDamagedWalk(hdb, key: key, operation: "delete")
         changes &+= 1
         if tchdbout(hdb, key.baseAddress, Int32(key.count)) { return true }
         if tchdbecode(hdb) == Int32(TCENOREC) { return false }
         throw failure("delete")
+    }
+
+    /// Throws if the walk to `key`'s place meets damage: Tokyo Cabinet's put and
+    /// delete walk the same records (its bucket's tree, to the key or the empty
+    /// link where it goes), trusting their sizes as its reads do. One more walk
+    /// in the map, beside the write's own.
+    private func refuseDamagedWalk(_ hdb: UnsafeMutablePointer<TCHDB>, key: UnsafeRawBufferPointer, operation: String) throws {
+        guard let bigEndian = lookupByteOrder else { return }
+        switch TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
+        case .damaged(let damage): throw damage.error(path: path, operation: operation)
+        case .unsettled:
+            // Beyond the map: the same walk with pread, its value not read.
+            _ = try TokyoCabinetLookup.readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path) { _ in () }
+        case .found, .absent: break
+        }
     }
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {

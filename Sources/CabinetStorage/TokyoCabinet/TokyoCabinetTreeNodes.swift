@@ -39,22 +39,24 @@ final class TokyoCabinetTreeNodes: @unchecked Sendable {
     private let lock = PlainMutex()
     private var state = State()
 
-    /// The node `id` of `generation`, parsed by `parse` when not kept yet (`nil` when it does not parse).
-    func node(_ id: UInt64, generation: Int, parse: () -> Node?) -> Node? {
-        if let kept = lock.withLock({ () -> Node? in
+    /// The node `id` of `generation`, if kept.
+    func kept(_ id: UInt64, generation: Int) -> Node? {
+        lock.withLock {
             if state.generation != generation {
                 state.generation = generation
                 state.nodes.removeAll(keepingCapacity: true)
             }
             return state.nodes[id]
-        }) { return kept }
-        guard let parsed = parse() else { return nil }
+        }
+    }
+
+    /// Keeps `node` as node `id` of `generation` (its separators must point into the map).
+    func keep(_ node: Node, as id: UInt64, generation: Int) {
         lock.withLock {
             guard state.generation == generation else { return }
             if state.nodes.count >= Self.capacity { state.nodes.removeAll(keepingCapacity: true) }
-            state.nodes[id] = parsed
+            state.nodes[id] = node
         }
-        return parsed
     }
 
     /// Parses an inner node's page (`tcbdbnodeload`'s format): the heir, then
@@ -68,7 +70,7 @@ final class TokyoCabinetTreeNodes: @unchecked Sendable {
             guard let child = TokyoCabinetTreeScan.number(page, &cursor), child > 0,
                   let size = TokyoCabinetTreeScan.number(page, &cursor), size <= UInt64(page.count - cursor) else { return nil }
             let key = UnsafeRawBufferPointer(rebasing: page[cursor..<cursor + Int(size)])
-            // Out of order, the binary search would not choose what Tokyo Cabinet chooses: left to it.
+            // Out of order, the binary search would not choose what Tokyo Cabinet chooses: damage.
             if let last = separators.last, orderedKeyPrecedes(key, last.key) { return nil }
             separators.append(Separator(key: key, child: child))
             cursor += Int(size)

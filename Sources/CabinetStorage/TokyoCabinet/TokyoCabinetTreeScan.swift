@@ -23,12 +23,16 @@ import Darwin
 /// its cache holds: the owner scans this way only outside a transaction and with
 /// no write since the last commit or sync (each flushes every changed page).
 ///
-/// Every length and offset is checked. A page this does not read (beyond the
-/// map, not found, not parsing, a key with duplicates, a tree deeper than
-/// Tokyo Cabinet allows) makes the scan ``Outcome/unsettled``: the caller goes
-/// on with Tokyo Cabinet's cursor after the last key delivered, so the answer,
-/// or the error, is Tokyo Cabinet's own from there. Same rule as the lookups:
-/// it changes nothing, and runs while no thread writes.
+/// Every length and offset is checked. A page beyond the map is read with
+/// `pread(2)` (``TokyoCabinetLookup/readUnmapped(_:key:bigEndian:path:_:)``).
+/// Damage (a page the tree links to that is missing or does not parse whole, a
+/// key with duplicates, keys out of order, a tree deeper than Tokyo Cabinet
+/// allows) throws `backendFailure` naming the file and the page: Tokyo
+/// Cabinet's own page loader trusts the sizes it reads, so a damaged page must
+/// never reach it. Only a file this does not read at all (compression, a custom
+/// codec) makes the scan ``Outcome/unsettled``, for Tokyo Cabinet's cursor to
+/// go on after the last key delivered. Same rule as the lookups: it changes
+/// nothing, and runs while no thread writes.
 enum TokyoCabinetTreeScan {
     /// Tokyo Cabinet's `BDBNODEIDBASE`: inner nodes' IDs are above it, leaves' below.
     static let nodeIDBase: UInt64 = (1 << 48) + 1
@@ -55,74 +59,69 @@ enum TokyoCabinetTreeScan {
     /// order. Before each call of `body`, its key is copied into `delivered`, so
     /// an unsettled scan (or one `isCurrent` says was changed under it) resumes
     /// right after it; `delivered` stays `nil` until a key is. Inner nodes are
-    /// parsed once per `generation` of the table, kept in `nodes`.
-    static func forEach(_ bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool,
+    /// parsed once per `generation` of the table, kept in `nodes`. Throws
+    /// `backendFailure` on damage (see the type's comment), naming `path`.
+    static func forEach(_ bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool, path: String,
                         from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?,
                         nodes: TokyoCabinetTreeNodes, generation: Int, delivered: inout [UInt8]?, isCurrent: () -> Bool,
-                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) rethrows -> Outcome {
-        guard let hdb = bdb.pointee.hdb,
-              let start = leaf(of: lower, in: bdb, hdb: hdb, bigEndian: bigEndian, nodes: nodes, generation: generation) else { return .unsettled }
-        // Room for a leaf's records, allocated once a scan (a leaf holds at most
-        // `lmemb` records, a few more while Tokyo Cabinet splits it; a bigger one is left to it).
-        let scratch = UnsafeMutableBufferPointer<Entry>.allocate(capacity: Int(min(max(bdb.pointee.lmemb, 64), 4_096)) * 2)
-        defer { scratch.deallocate() }
-        var leafID = start
-        // A damaged file could link leaves in a circle: at most as many steps as the tree has leaves.
-        var steps = bdb.pointee.lnum
-        while leafID != 0 {
-            guard steps > 0 else { return .unsettled }
-            steps -= 1
-            guard let page = record(leafKey(leafID), hdb: hdb, bigEndian: bigEndian),
-                  let (next, count) = parseLeaf(page, into: scratch) else { return .unsettled }
-            let entries = UnsafeBufferPointer(rebasing: scratch[0..<count])
+                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Outcome {
+        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path)
+        guard let hdb = tree.hdb, let start = try leaf(of: lower, in: tree, nodes: nodes, generation: generation) else { return .unsettled }
+        return try walkLeaves(tree, hdb: hdb, from: start) { leafID, page, entries, links in
             let base = page.baseAddress!
             // Where the cursor lands in the first leaf; the following leaves are read whole.
             let first = leafID == start ? lower.map { startIndex(of: $0, in: entries, page: page) } ?? 0 : 0
             for entry in entries[min(first, entries.count)...] {
                 let key = UnsafeRawBufferPointer(start: base + entry.key, count: entry.keySize)
                 if let upper, !orderedKeyPrecedes(key, upper) { return .finished }
-                if delivered == nil {
-                    delivered = []
-                    delivered!.reserveCapacity(max(key.count, 64))
-                }
-                delivered!.removeAll(keepingCapacity: true)
-                delivered!.append(contentsOf: key)
+                try deliver(key, into: &delivered, descending: false, tree: tree, leaf: leafID)
                 let value = UnsafeRawBufferPointer(start: base + entry.value, count: entry.valueSize)
                 if try !body(key, value) { return .finished }
                 // The contract says the table does not change during a scan; if it
                 // did, the page read here may be stale: Tokyo Cabinet goes on.
                 guard isCurrent() else { return .unsettled }
             }
-            leafID = next
+            return .goOn(links.next)
         }
-        return .finished
     }
 
     /// The ID of the leaf where a scan from `lower` starts (the first leaf when
-    /// `nil`), walked down from the root as `tcbdbsearchleaf` walks; `nil` if a
-    /// node cannot be read here.
-    static func leaf(of lower: UnsafeRawBufferPointer?, in bdb: UnsafeMutablePointer<TCBDB>, hdb: UnsafeMutablePointer<TCHDB>,
-                     bigEndian: Bool, nodes: TokyoCabinetTreeNodes, generation: Int) -> UInt64? {
-        guard let lower else { return bdb.pointee.first }
-        var id = bdb.pointee.root
+    /// `nil`), walked down from the root as `tcbdbsearchleaf` walks; `nil` if the
+    /// file is not one read here. Throws on damage.
+    static func leaf(of lower: UnsafeRawBufferPointer?, in tree: Tree, nodes: TokyoCabinetTreeNodes, generation: Int) throws -> UInt64? {
+        guard let lower else { return tree.bdb.pointee.first }
+        guard let hdb = tree.hdb else { return nil }
+        var id = tree.bdb.pointee.root
         var levels = 0
         while id > nodeIDBase {
-            guard levels < maxLevels, let node = nodes.node(id, generation: generation, parse: {
-                record(nodeKey(id), hdb: hdb, bigEndian: bigEndian).flatMap(TokyoCabinetTreeNodes.parse)
-            }) else { return nil }
+            guard levels < maxLevels else { throw tree.damage(node: id, "a tree deeper than Tokyo Cabinet makes one") }
             levels += 1
-            id = node.child(for: lower)
+            if let kept = nodes.kept(id, generation: generation) {
+                id = kept.child(for: lower)
+                continue
+            }
+            let nodeID = id
+            let child = try tree.withPage(nodeKey(nodeID), hdb: hdb) { page, mapped -> UInt64 in
+                guard let node = TokyoCabinetTreeNodes.parse(page) else {
+                    throw tree.damage(node: nodeID, "an inner node that does not parse whole, or separators out of order")
+                }
+                // Separators point into the page: only a page in the map outlives this read.
+                if mapped { nodes.keep(node, as: nodeID, generation: generation) }
+                return node.child(for: lower)
+            }
+            guard let child else { return nil }
+            id = child
         }
         return id
     }
 
-    /// Fills `entries` with a leaf page's records and returns the ID of the next
-    /// leaf (0: the last) and the number of records; `nil` if the page does not
-    /// parse whole, as `tcbdbleafload` requires, has a key with duplicates, or
-    /// more records than `entries` holds.
-    static func parseLeaf(_ page: UnsafeRawBufferPointer, into entries: UnsafeMutableBufferPointer<Entry>) -> (next: UInt64, count: Int)? {
+    /// Fills `entries` with a leaf page's records and returns the IDs of the
+    /// previous and the next leaf (0: none) and the number of records; `nil` if
+    /// the page does not parse whole, as `tcbdbleafload` requires, has a key with
+    /// duplicates, or more records than `entries` holds.
+    static func parseLeaf(_ page: UnsafeRawBufferPointer, into entries: UnsafeMutableBufferPointer<Entry>) -> (prev: UInt64, next: UInt64, count: Int)? {
         var cursor = 0
-        guard number(page, &cursor) != nil, let next = number(page, &cursor), let base = page.baseAddress else { return nil }
+        guard let prev = number(page, &cursor), let next = number(page, &cursor), let base = page.baseAddress else { return nil }
         var count = 0
         let end = page.count, capacity = entries.count
         while end - cursor >= 3 {
@@ -149,7 +148,7 @@ enum TokyoCabinetTreeScan {
             cursor += keySize + valueSize
             count += 1
         }
-        return cursor == end && next < nodeIDBase ? (next, count) : nil
+        return cursor == end && next < nodeIDBase && prev < nodeIDBase ? (prev, next, count) : nil
     }
 
     /// Where Tokyo Cabinet's cursor lands in a leaf when it jumps to `key`
@@ -175,16 +174,6 @@ enum TokyoCabinetTreeScan {
         return order(index) < 0 ? index : index + 1
     }
 
-    /// The value of `key` in `hdb`, read in the map; `nil` for anything else.
-    private static func record(_ key: PageKey, hdb: UnsafeMutablePointer<TCHDB>, bigEndian: Bool) -> UnsafeRawBufferPointer? {
-        key.withBytes { bytes in
-            if case .found(let value) = TokyoCabinetLookup.find(hdb, key: bytes, bigEndian: bigEndian), value.count > 0 {
-                return value
-            }
-            return nil
-        }
-    }
-
     /// A page's key in the hash file: its ID in lowercase hexadecimal (`%llx`),
     /// after `#` for an inner node. At most 17 bytes, kept on the stack.
     struct PageKey {
@@ -206,8 +195,8 @@ enum TokyoCabinetTreeScan {
             }
         }
 
-        func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-            withUnsafeBytes(of: bytes) { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            try withUnsafeBytes(of: bytes) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
     }
 

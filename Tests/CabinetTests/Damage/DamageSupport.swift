@@ -1,0 +1,58 @@
+@testable import CabinetStorage
+import Foundation
+
+/// One record of a Tokyo Cabinet hash file, where its parts lie in the file: so a
+/// test can damage exactly the bytes it means to.
+struct HashFileRecord {
+    var key: [UInt8]
+    var value: [UInt8]
+    /// The record's magic byte.
+    var offset: Int
+    /// Its two variable-length sizes (key, then value), right after its fixed head.
+    var sizes: Int
+    var keyStart: Int
+    var valueStart: Int
+}
+
+/// Every record of the hash file at `path` (a class file, or the file under a B+ tree), in file order.
+func hashFileRecords(_ path: String) throws -> [HashFileRecord] {
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    return try bytes.withUnsafeBytes { file in
+        guard let header = TokyoCabinetHashHeader(head: file, order: .bigEndian, fileSize: file.count)
+                ?? TokyoCabinetHashHeader(head: file, order: .littleEndian, fileSize: file.count) else {
+            throw CabinetError.notADatabase(RecordLocation(file: path), reason: "no header the test can read")
+        }
+        let reader = BlockReader(file: file, bigEndian: header.byteOrder == .bigEndian, wideOffsets: header.wideOffsets, path: path)
+        var records: [HashFileRecord] = []
+        var offset = Int(header.firstRecord)
+        while offset < Int(header.fileSize) {
+            let block = try reader.block(at: offset)
+            if let record = block.record {
+                let keyStart = file.baseAddress!.distance(to: record.key.baseAddress ?? file.baseAddress!)
+                let valueStart = file.baseAddress!.distance(to: record.value.baseAddress ?? file.baseAddress!)
+                records.append(HashFileRecord(key: Array(record.key), value: Array(record.value), offset: offset,
+                                              sizes: offset + 2 + 2 * Int(header.bucketWidth) + 2,
+                                              keyStart: keyStart, valueStart: valueStart))
+            }
+            offset += block.size
+        }
+        return records
+    }
+}
+
+/// Writes `bytes` over the file at `path`, from `offset` on.
+func overwrite(_ path: String, at offset: Int, with bytes: [UInt8]) throws {
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    try handle.seek(toOffset: UInt64(offset))
+    try handle.write(contentsOf: Data(bytes))
+}
+
+/// Tokyo Cabinet's variable-length sizes that claim about 1.9 GB each (`255 - byte`
+/// per continuation byte, so four 0xFF carry nothing, then 7 × 2^28): a key and a
+/// value of these add up past 2^31, which Tokyo Cabinet allocates as one block
+/// (`tchdbreadrecbody`), fails, and ends the process ("out of memory").
+let twoHugeSizes: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x07, 0xFF, 0xFF, 0xFF, 0xFF, 0x07]
+
+/// The row key of `rowID` in a class file.
+func rowKeyBytes(_ rowID: UInt32) -> [UInt8] { withUnsafeBytes(of: rowID.littleEndian, Array.init) }
