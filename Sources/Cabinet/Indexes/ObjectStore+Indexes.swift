@@ -48,11 +48,21 @@ extension ObjectStore {
         let indexes = ClassIndexes(tableName: name, table: table, declared: zip(declared, wanted.indexes).map {
             ClassIndexes.Declared(index: $0, name: $1.name, number: $1.number)
         }, format: recordFormat)
-        // A failed write left the file in doubt (``OrderedStorageTable/isDamaged``): built again too.
-        if catalog != wanted || table.isDamaged {
+        // A failed write left the file in doubt (``OrderedStorageTable/isDamaged``): built again too;
+        // so is an index replaced by another under the same name (ObjectStore+IndexSample).
+        var disagreement: String?
+        if catalog == wanted && !table.isDamaged {
+            disagreement = try readingCommittedState { try indexDisagreement(indexes, of: entry) }
+        }
+        if catalog != wanted || table.isDamaged || disagreement != nil {
             guard !readOnly else {
-                entry.indexProblem = "up-to-date index file (its indexes changed): open the store once without readOnly to build them"
+                let why = disagreement ?? catalog?.difference(from: wanted) ?? "its build did not finish"
+                entry.indexProblem = "up-to-date index file (\(why)): open the store once without readOnly to build them"
                 return
+            }
+            if let disagreement {
+                logger.warning("Cabinet: the index file of \(entry.name) is built again: \(disagreement)",
+                               metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(table.path)"])
             }
             try changingTables { try build(indexes, of: entry, catalog: wanted) }
         }
