@@ -137,6 +137,73 @@ import Testing
         let error = try #require(throws: CabinetError.self) { try reader.fetch(TuneByTitle.self, where: \.title, equals: "Queen") }
         #expect(error.code == .noSuchIndex && error.description.contains("other values") && error.description.contains("without readOnly"))
     }
+
+    /// A store of tracks, mixes that list them and bins that hold them, with
+    /// the index files of Mix and Bin removed (as `cabinet reindex STORE Mix` does).
+    private func storeWithoutIndexFiles(_ kind: BackendKind) throws -> (StoreFixture, track: Track, mix: Mix, bin: Bin) {
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open(Track.self, Mix.self, Bin.self)
+        defer { store.close() }
+        let track = Track("song", by: "Queen"), mix = Mix(), bin = Bin()
+        mix.tracks = [track]
+        bin.name = "vinyl"
+        bin.items = [track]
+        [track, mix, bin].forEach(store.insert)
+        try store.save()
+        try store.dropIndexes(ofClass: "Mix")
+        try store.dropIndexes(ofClass: "Bin")
+        return (fixture, track, mix, bin)
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func anIndexIsBuiltOnlyOnceTheClassesItsRecordsReferToAreRegistered(_ kind: BackendKind) throws {
+        let (fixture, track, mix, bin) = try storeWithoutIndexFiles(kind)
+        var store = try fixture.open(Mix.self, Bin.self)
+        defer { store.close() }
+        // Their records refer to Track (Mix by type, Bin by class ID): not read yet, so not built yet.
+        let waiting = try #require(throws: CabinetError.self) { try store.fetch(Bin.self, where: \.name, equals: "vinyl") }
+        #expect(waiting.code == .noSuchIndex && waiting.description.contains("Track") && waiting.description.contains("register"))
+        try store.register(Track.self)
+        #expect(try store.fetch(Mix.self, where: \.tracks, contains: track).map(\.rowID) == [mix.rowID])
+        #expect(try store.fetch(Bin.self, where: \.name, equals: "vinyl").map(\.rowID) == [bin.rowID])
+        store.close()
+        store = try fixture.open(Track.self, Mix.self, Bin.self)
+        #expect(try store.fetch(Mix.self, where: \.tracks, contains: track).map(\.rowID) == [mix.rowID], "and kept")
+        #expect(try store.verifyIndexes().isEmpty)
+    }
+
+    @Test func reindexSaysWhichClassItNeedsRatherThanBuildFromAPartialRead() throws {
+        let (fixture, _, _, _) = try storeWithoutIndexFiles(.tokyoCabinet)
+        let store = try fixture.open(Track.self, Mix.self, Bin.self)
+        store.close()
+        let partial = try fixture.open(Bin.self)
+        defer { partial.close() }
+        let error = try #require(throws: CabinetError.self) { try partial.reindex(Bin.self) }
+        #expect(error.code == .classNotRegistered && error.description.contains("Track"))
+        let query = try #require(throws: CabinetError.self, "the file the failed build emptied is not answered from") {
+            try partial.fetch(Bin.self, where: \.name, equals: "vinyl")
+        }
+        #expect(query.code == .noSuchIndex && query.description.contains("Track"))
+        try partial.register(Track.self)
+        #expect(try partial.fetch(Bin.self, where: \.name, equals: "vinyl").count == 1)
+    }
+}
+
+/// A bin of objects of any class, indexed by its name.
+final class Bin: StoredObject {
+    @Stored var name = ""
+    @Stored var items: [StoredObject] = []
+    override class var indexes: [StoredIndex] { [.value(\Bin.name)] }
+
+    override func read(from buffer: inout DataBuffer) throws {
+        name = try buffer.readString()
+        items = try buffer.readAnyReferences()
+    }
+
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeString(name)
+        buffer.writeAnyReferences(items)
+    }
 }
 
 /// A tune; its class's first version indexes its artist (``TuneByArtist``),

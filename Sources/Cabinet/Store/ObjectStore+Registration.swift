@@ -60,6 +60,7 @@ extension ObjectStore {
             remove(entry)
             throw error
         }
+        buildWaitingIndexes()
     }
 
     /// Makes the entry of a class whose table is open and metadata read (also
