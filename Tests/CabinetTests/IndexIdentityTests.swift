@@ -172,6 +172,21 @@ import Testing
         #expect(try store.verifyIndexes().isEmpty)
     }
 
+    @Test func theToolsReindexThenAnOpenThatRegistersTheReferencedClassLastFindsEveryRow() throws {
+        let (fixture, track, mix, bin) = try storeWithoutIndexFiles(.tokyoCabinet)
+        do {
+            let store = try fixture.open(Track.self, Mix.self, Bin.self)
+            store.close()
+        }
+        let reindex = try run(cabinetToolPath, ["reindex", fixture.storePath, "Bin"])
+        #expect(reindex.status == 0)
+        let store = try fixture.open(Bin.self, Mix.self, Track.self)
+        defer { store.close() }
+        #expect(try store.fetch(Bin.self, where: \.name, equals: "vinyl").map(\.rowID) == [bin.rowID])
+        #expect(try store.fetch(Mix.self, where: \.tracks, contains: track).map(\.rowID) == [mix.rowID])
+        #expect(try StoreVerifier.verify(store.backend).isEmpty && store.verifyIndexes().isEmpty)
+    }
+
     @Test func reindexSaysWhichClassItNeedsRatherThanBuildFromAPartialRead() throws {
         let (fixture, _, _, _) = try storeWithoutIndexFiles(.tokyoCabinet)
         let store = try fixture.open(Track.self, Mix.self, Bin.self)
