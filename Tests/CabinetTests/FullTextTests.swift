@@ -78,6 +78,29 @@ import Testing
     }
 
     @Test(arguments: BackendKind.allCases)
+    func compatibilityFormsAndPlainLettersFindTheirPlainFormsBothWays(_ kind: BackendKind) throws {
+        let pairs = [("ｶﾀｶﾅ", "カタカナ"), ("ＡＢＣ", "ABC"), ("Ǆ", "DŽ"), ("x²", "x2"), ("Ⅻ", "XII"),
+                     ("bjørn", "bjorn"), ("œuvre", "oeuvre"), ("ﬁne", "fine")]
+        let fixture = try StoreFixture(kind)
+        let store = try fixture.open(Track.self, Mix.self)
+        defer { store.close() }
+        var rows: [String: UInt32] = [:]
+        for (special, plain) in pairs {
+            for title in [special, plain] {
+                let track = Track(title, by: "x")
+                store.insert(track)
+                rows[title] = track.rowID
+            }
+        }
+        try store.save()
+        for (special, plain) in pairs {
+            let both = [rows[special]!, rows[plain]!]
+            #expect(try store.search(Track.self, matching: special).map(\.rowID) == both, "\(special) finds \(plain)")
+            #expect(try store.search(Track.self, matching: plain).map(\.rowID) == both, "\(plain) finds \(special)")
+        }
+    }
+
+    @Test(arguments: BackendKind.allCases)
     func editsAndDeletesKeepTheIndexRight(_ kind: BackendKind) throws {
         let (fixture, store, tracks) = try seeded(kind)
         defer { store.close(); withExtendedLifetime(fixture) {} }

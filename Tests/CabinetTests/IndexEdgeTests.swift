@@ -106,6 +106,12 @@ final class Misindexed: StoredObject {
         #expect(FullTextQuery("*").terms.isEmpty && FullTextQuery("\"").terms.isEmpty && FullTextQuery("\"\"").terms.isEmpty)
     }
 
+    @Test func anApostropheBetweenChineseOrJapaneseCharactersIsNoWord() throws {
+        #expect(FullTextTokenizer.tokens(of: "東'京").map(\.text) == ["東", "京"])
+        #expect(FullTextTokenizer.tokens(of: "東’京 a'東 東'a").map(\.text) == ["東", "京", "a", "東", "東", "a"])
+        #expect(FullTextTokenizer.tokens(of: "l'été don't").map(\.text) == ["l'ete", "don't"], "between letters it stays")
+    }
+
     @Test(arguments: BackendKind.allCases, [UInt64(1), 2, 3])
     func randomChangesKeepEveryIndexInAgreementWithAModel(_ kind: BackendKind, _ seed: UInt64) throws {
         var random = SeededRandom(seed)

@@ -2,10 +2,13 @@ import Foundation
 
 /// Splits text into the words a full-text index keeps, with their positions.
 ///
-/// - Folded first: case and diacritics go (`Café` is `cafe`, `Straße` is
-///   `strasse`), as Foundation's `folding(options:locale:)` does it for no locale.
+/// - Folded first (``fold(_:)``): compatibility forms become their plain ones
+///   (`ｶﾀｶﾅ` is `カタカナ`, `ＡＢＣ` is `abc`, `x²` is `x2`, `Ⅻ` is `xii`), then
+///   case and diacritics go (`Café` is `cafe`, `Straße` is `strasse`), and the
+///   letters Unicode does not decompose are spelled plainly (`ø` is `o`, `œ` is `oe`).
 /// - A word is a run of letters, digits and combining marks (an apostrophe
-///   between two letters stays in it: `don't`); everything else separates words.
+///   between two letters stays in it: `don't`, not between Chinese or Japanese
+///   characters); everything else separates words.
 /// - Chinese and Japanese (Han, Hiragana, Katakana), written without spaces, are
 ///   cut into overlapping pairs of characters (bigrams), as q-gram indexes do,
 ///   plus the run's last character alone: `東京タワー` is `東京 京タ タワ ワー ー`.
@@ -91,12 +94,39 @@ enum FullTextTokenizer {
         }
     }
 
-    /// `text` without case or diacritics, a typographic apostrophe (’) as a
-    /// plain one; ASCII (most text) without Foundation's help.
+    /// Which folding made an index's words (``IndexCatalog/folding``): a folding
+    /// that changes makes other words of the same text, so an index built by
+    /// another is built again. 1 was case and diacritics only; 2 adds the
+    /// compatibility mapping and ``plainLetters``.
+    static let foldingVersion: UInt8 = 2
+
+    /// `text` in compatibility form (NFKC), without case or diacritics, a
+    /// typographic apostrophe (’) as a plain one, and ``plainLetters`` spelled
+    /// out; ASCII (most text) without Foundation's help.
     static func fold(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
-        return text.replacingOccurrences(of: "\u{2019}", with: "'")
-            .folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        let composed = text.precomposedStringWithCompatibilityMapping
+        // Looked for first: a replacement costs more than the folding, and most text has no ’.
+        let quotes = composed.unicodeScalars.contains("\u{2019}") ? composed.replacingOccurrences(of: "\u{2019}", with: "'") : composed
+        let folded = quotes.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        guard folded.unicodeScalars.contains(where: { plainSpelling(of: $0) != nil }) else { return folded }
+        var plain = String.UnicodeScalarView()
+        for scalar in folded.unicodeScalars {
+            if let spelled = plainSpelling(of: scalar) { plain.append(contentsOf: spelled.unicodeScalars) } else { plain.append(scalar) }
+        }
+        return String(plain)
+    }
+
+    /// Letters with a stroke, and ligatures, that have no decomposition for the
+    /// diacritic folding to take apart (their capitals are folded to these first).
+    static let plainLetters: [Unicode.Scalar: String] = [
+        "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ħ": "h", "ı": "i", "ł": "l", "ŧ": "t",
+    ]
+
+    /// `scalar` spelled plainly, if it is one of ``plainLetters`` (they lie in
+    /// this range: most text is passed over without a lookup).
+    private static func plainSpelling(of scalar: Unicode.Scalar) -> String? {
+        (0xE6...0x167).contains(scalar.value) ? plainLetters[scalar] : nil
     }
 
     /// Calls `body` with each run of word characters (and whether it is CJK) in folded `text`.
@@ -135,10 +165,13 @@ enum FullTextTokenizer {
         }
     }
 
-    /// An apostrophe with a word character on each side (`don't`, `l'été`; `’` is folded to `'`).
+    /// An apostrophe with a word character on each side (`don't`, `l'été`; `’` is
+    /// folded to `'`), neither Chinese nor Japanese: those runs are cut into
+    /// pairs of characters, where an apostrophe would be a word of its own.
     private static func isInnerApostrophe(_ scalars: [Unicode.Scalar], _ offset: Int) -> Bool {
         guard scalars[offset] == "'", offset > 0, offset + 1 < scalars.count else { return false }
-        return isWordScalar(scalars[offset - 1]) && isWordScalar(scalars[offset + 1])
+        let before = scalars[offset - 1], after = scalars[offset + 1]
+        return isWordScalar(before) && isWordScalar(after) && !isCJK(before) && !isCJK(after)
     }
 
     /// Han, Hiragana and Katakana: scripts written without spaces between words.

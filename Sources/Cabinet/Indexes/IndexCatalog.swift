@@ -1,28 +1,57 @@
-/// Which indexes a class's index file holds, by name and number, and the
-/// version of the class whose `read(from:)` made its entries: its catalog
-/// record (``IndexKeys/catalogKey``). Written last by a build, so a file whose
-/// catalog is missing, names other indexes than the class declares, or was
-/// made by another version of the class (whose reading of old records may give
-/// other values) is built again (a build the process died in included).
+/// Which indexes a class's index file holds, by name and number, the version
+/// of the class whose `read(from:)` made its entries, and the folding that made
+/// its full-text words: its catalog record (``IndexKeys/catalogKey``). Written
+/// last by a build, so a file whose catalog is missing, names other indexes
+/// than the class declares, was made by another version of the class (whose
+/// reading of old records may give other values), or whose full-text words
+/// another folding made, is built again (a build the process died in included).
 ///
 /// A catalog of an older format (an older Cabinet's layout of the entries)
 /// differs from the one wanted, so the file is built again in this layout.
 ///
-/// Layout: format (UInt8, 3; 1 and 2 were earlier layouts of the entries), class version (UInt8), count (UInt8), then per
-/// index its number (UInt8), kind (UInt8: 0 value, 1 full text, 2 references)
-/// and name (UInt32 length, UTF-8), then the store's record trailer.
+/// Layout: format (UInt8, 4; 1 and 2 were earlier layouts of the entries, 3 the
+/// same entries without the folding byte), class version (UInt8), folding
+/// (UInt8, layout 4 only: ``FullTextTokenizer/foldingVersion``; 1 in layout 3),
+/// count (UInt8), then per index its number (UInt8), kind (UInt8: 0 value, 1
+/// full text, 2 references) and name (UInt32 length, UTF-8), then the store's
+/// record trailer.
 struct IndexCatalog: Equatable {
-    /// 3: full-text entries in posting blocks, row records with varint lengths
-    /// and a value only where an entry has one (2 had an empty value's length
-    /// in every entry; 1 one record per word and row, 4-byte lengths).
-    static let format: UInt8 = 3
+    /// 4: layout 3's entries, and the catalog says which folding made the
+    /// full-text words (3: full-text entries in posting blocks, row records with
+    /// varint lengths and a value only where an entry has one; 2 had an empty
+    /// value's length in every entry; 1 one record per word and row, 4-byte lengths).
+    static let format: UInt8 = 4
+    /// The first layout whose entries are this Cabinet's (3 and 4 differ in the catalog only).
+    static let currentEntries: UInt8 = 3
     var layout = IndexCatalog.format
     var classVersion: UInt8
+    /// The folding of the full-text indexes' words; a file without one was made by either.
+    var folding = FullTextTokenizer.foldingVersion
     var indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]
 
+    /// Whether the entries are in this Cabinet's layout (a catalog of layout 3 or 4).
+    var hasCurrentEntries: Bool { layout >= IndexCatalog.currentEntries }
+
+    /// Whether two catalogs describe the same entries: a file of layout 3 whose
+    /// indexes are not full text needs no new build to be of layout 4.
     static func == (a: IndexCatalog, b: IndexCatalog) -> Bool {
-        a.layout == b.layout && a.classVersion == b.classVersion && a.indexes.map(\.name) == b.indexes.map(\.name)
-            && a.indexes.map(\.number) == b.indexes.map(\.number) && a.indexes.map(\.kind) == b.indexes.map(\.kind)
+        let sameEntries = a.layout == b.layout || (a.hasCurrentEntries && b.hasCurrentEntries)
+        return sameEntries && a.classVersion == b.classVersion && a.sameIndexes(as: b)
+            && (a.folding == b.folding || !a.indexes.contains { $0.kind == .fullText })
+    }
+
+    /// Whether both name the same indexes, with the same numbers and kinds.
+    func sameIndexes(as other: IndexCatalog) -> Bool {
+        indexes.map(\.name) == other.indexes.map(\.name) && indexes.map(\.number) == other.indexes.map(\.number)
+            && indexes.map(\.kind) == other.indexes.map(\.kind)
+    }
+
+    /// Why a file with this catalog is not the `wanted` one, for an open that cannot build it.
+    func difference(from wanted: IndexCatalog) -> String {
+        if hasCurrentEntries && classVersion == wanted.classVersion && sameIndexes(as: wanted) && folding != wanted.folding {
+            return "its full-text words were folded by an earlier Cabinet"
+        }
+        return "its indexes changed"
     }
 
     /// Numbers from 2 up, in the order the class declares its indexes (at most 253).
@@ -31,9 +60,10 @@ struct IndexCatalog: Equatable {
         indexes = declared.enumerated().map { ($1.name, IndexKeys.firstIndexNumber + UInt8($0), $1.kind) }
     }
 
-    private init(layout: UInt8, classVersion: UInt8, indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]) {
+    private init(layout: UInt8, classVersion: UInt8, folding: UInt8, indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)]) {
         self.layout = layout
         self.classVersion = classVersion
+        self.folding = folding
         self.indexes = indexes
     }
 
@@ -41,6 +71,7 @@ struct IndexCatalog: Equatable {
         var buffer = DataBuffer(capacity: 64)
         buffer.writeUInt8(layout)
         buffer.writeUInt8(classVersion)
+        if layout >= 4 { buffer.writeUInt8(folding) }
         buffer.writeUInt8(UInt8(indexes.count))
         for index in indexes {
             buffer.writeUInt8(index.number)
@@ -64,6 +95,8 @@ struct IndexCatalog: Equatable {
                     throw CabinetError.unsupportedFormat(path: table.path, reason: "its index catalog is of layout \(layout), which a newer Cabinet wrote (this one writes layout \(IndexCatalog.format)): open the store with the newer Cabinet, or `cabinet reindex` it to build its indexes again in this Cabinet's layout")
                 }
                 let classVersion = try buffer.readUInt8()
+                // Layouts before 4 have no folding byte: their words were folded by the first folding.
+                let folding = layout >= 4 ? try buffer.readUInt8() : 1
                 let count = Int(try buffer.readUInt8())
                 var indexes: [(name: String, number: UInt8, kind: StoredIndex.Kind)] = []
                 for _ in 0..<count {
@@ -73,7 +106,7 @@ struct IndexCatalog: Equatable {
                     guard let kind = StoredIndex.Kind(code: code) else { throw buffer.malformed("an index of unknown kind \(code)") }
                     indexes.append((try buffer.readString(), number, kind))
                 }
-                return IndexCatalog(layout: layout, classVersion: classVersion, indexes: indexes)
+                return IndexCatalog(layout: layout, classVersion: classVersion, folding: folding, indexes: indexes)
             }
         }
     }

@@ -48,13 +48,29 @@ extension ObjectStore {
         let indexes = ClassIndexes(tableName: name, table: table, declared: zip(declared, wanted.indexes).map {
             ClassIndexes.Declared(index: $0, name: $1.name, number: $1.number)
         }, format: recordFormat)
-        // A failed write left the file in doubt (``OrderedStorageTable/isDamaged``): built again too.
-        if catalog != wanted || table.isDamaged {
+        // A failed write left the file in doubt (``OrderedStorageTable/isDamaged``): built again too;
+        // so is an index replaced by another under the same name (ObjectStore+IndexSample, in Building).
+        var disagreement: String?
+        if catalog == wanted && !table.isDamaged {
+            disagreement = try readingCommittedState { try indexDisagreement(indexes, of: entry) }
+        }
+        if catalog != wanted || table.isDamaged || disagreement != nil {
             guard !readOnly else {
-                entry.indexProblem = "up-to-date index file (its indexes changed): open the store once without readOnly to build them"
+                let why = disagreement ?? catalog?.difference(from: wanted) ?? "its build did not finish"
+                entry.indexProblem = "up-to-date index file (\(why)): open the store once without readOnly to build them"
                 return
             }
-            try changingTables { try build(indexes, of: entry, catalog: wanted) }
+            if let disagreement {
+                logger.warning("Cabinet: the index file of \(entry.name) is built again: \(disagreement)",
+                               metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(table.path)"])
+            }
+            do {
+                try changingTables { try build(indexes, of: entry, catalog: wanted) }
+            } catch let error as CabinetError where error.code == .classNotRegistered {
+                // Built from every record or not at all: a partial build would answer without the rest.
+                abandonIndexes(of: entry, after: error)
+                return
+            }
         }
         entry.indexes = indexes
     }
@@ -128,6 +144,9 @@ extension ObjectStore {
             do {
                 entries = try indexEntries(ofRecord: value, row: row, entry: entry, indexes: indexes)
             } catch let error as CabinetError where error.code != .unindexableValue {
+                // A class the store has but this program has not registered (yet) is not damage: its rows
+                // would be missing for good from an index built now.
+                if let waited = classNotYetRegistered(error) { throw CabinetError.classNotRegistered(className: waited) }
                 skipped += 1
                 if skipped <= 10 { log(error, level: .error) }
                 return true
@@ -170,6 +189,7 @@ extension ObjectStore {
             do {
                 try changingTables { try build(indexes, of: entry, catalog: indexes.catalog(classVersion: entry.type.version)) }
             } catch {
+                if let error = error as? CabinetError, error.code == .classNotRegistered { abandonIndexes(of: entry, after: error) }
                 logger.error("Cabinet: the index file of \(entry.name) was damaged by a failed write and could not be rebuilt yet: \(error)",
                              metadata: ["cabinet.path": "\(path)", "cabinet.file": "\(indexes.table.path)"])
             }

@@ -6,15 +6,24 @@ extension ObjectStore {
     /// ```swift
     /// try store.reindex(Song.self)
     /// ```
-    /// Unsaved changes do not count: the indexes are built from the saved records.
+    /// Unsaved changes do not count: the indexes are built from the saved records,
+    /// all of them or none: records that refer to a class not registered yet
+    /// throw ``CabinetError/Code-swift.struct/classNotRegistered`` naming it, and the
+    /// indexes are built when it is registered (their queries say so until then).
     public func reindex(_ types: StoredObject.Type...) throws {
         useDetector.enterAlone("reindex(_:)")
         defer { useDetector.leave() }
         try checkOpen()
         let entries = try types.isEmpty ? entriesByName.values.sorted { $0.name < $1.name } : types.map(requireEntry(for:))
         for entry in entries {
+            if let awaited = entry.indexesAwait { throw CabinetError.classNotRegistered(className: awaited) }
             guard let indexes = entry.indexes else { continue }
-            try writingTables { try build(indexes, of: entry, catalog: indexes.catalog(classVersion: entry.type.version)) }
+            do {
+                try writingTables { try build(indexes, of: entry, catalog: indexes.catalog(classVersion: entry.type.version)) }
+            } catch {
+                abandonIndexes(of: entry, after: error)
+                throw error
+            }
         }
     }
 

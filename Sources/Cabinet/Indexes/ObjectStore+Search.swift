@@ -6,8 +6,8 @@ extension ObjectStore {
     /// let starts = try store.search(Song.self, matching: "sunsh*")             // a word that starts so
     /// let phrase = try store.search(Song.self, matching: "\"on sunshine\"")    // next to each other
     /// ```
-    /// Every term must match; case and diacritics do not count (`cafe` finds
-    /// `Café`). A plain word matches whole words only: no stemming, no stop words
+    /// Every term must match; case, diacritics and Unicode compatibility forms
+    /// do not count (`cafe` finds `Café`, `カタカナ` finds `ｶﾀｶﾅ`, `abc` finds `ＡＢＣ`). A plain word matches whole words only: no stemming, no stop words
     /// (`walk` does not find `walking`; `walk*` does). Chinese and Japanese are
     /// matched as the characters next to each other (see ``StoredIndex/fullText(_:named:)-(KeyPath<Object,String>,_)``).
     /// An empty query finds nothing. As every query, it sees what is saved.

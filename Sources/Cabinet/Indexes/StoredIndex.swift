@@ -20,7 +20,11 @@
 /// Indexes are kept in the class's index file (`<storedName>.index`, a
 /// B+ tree beside its class file), changed in the same all-or-nothing save as the
 /// records. An index is known by its name (by default its place in the
-/// class's list, kind and value type: give a name if you reorder them).
+/// class's list, kind and value type: give a name if you reorder them). An
+/// index replaced by another under the same name (`.value(\Song.artist)` by
+/// `.value(\Song.title)` at the same place) is noticed at `register` from a
+/// sample of saved objects and built again (a read-only store refuses its
+/// queries instead); give a changed index a new name to be sure.
 public struct StoredIndex: @unchecked Sendable {
     /// What an index answers.
     public enum Kind: String, Sendable {
@@ -65,8 +69,8 @@ public struct StoredIndex: @unchecked Sendable {
         }
     }
 
-    /// A full-text index of a string property: its words, folded (case and
-    /// diacritics), for ``ObjectStore/search(_:matching:limit:)``. See
+    /// A full-text index of a string property: its words, folded (Unicode
+    /// compatibility forms, case and diacritics), for ``ObjectStore/search(_:matching:limit:)``. See
     /// ``ObjectStore/search(_:matching:limit:)`` for what a query can ask.
     public static func fullText<Object: StoredObject>(_ keyPath: KeyPath<Object, String>, named name: String? = nil) -> StoredIndex {
         StoredIndex(kind: .fullText, keyPath: keyPath, of: Object.self, explicitName: name, valueType: "String") { object in

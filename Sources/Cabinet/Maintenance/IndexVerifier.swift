@@ -52,7 +52,7 @@ enum IndexVerifier {
         // A file without a catalog is being built (or waits to be): the next open builds it.
         guard let catalog else { return table.recordCount > 0 ? [problem(file, className, "an index file without a catalog (a build that did not finish)")] : [] }
         // An earlier layout is not damage: the next writable open builds the file again in this one.
-        guard catalog.layout == IndexCatalog.format else { return [] }
+        guard catalog.hasCurrentEntries else { return [] }
         let numbers = Set(catalog.indexes.map(\.number))
         let fullText = Set(catalog.indexes.filter { $0.kind == .fullText }.map(\.number))
         guard classTable != nil else { return [problem(file, className, "an index file whose class file is missing")] }

@@ -29,6 +29,9 @@ final class ClassEntry {
     var indexes: ClassIndexes?
     /// Why a class that declares indexes has none to query (a read-only store that could not build them).
     var indexProblem: String?
+    /// The class its records refer to that its indexes wait for (not registered
+    /// yet): they are built when one more class is registered.
+    var indexesAwait: String?
     /// The store's current undo group stamp (see `ObjectStore.setUndoStamp`).
     @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
 

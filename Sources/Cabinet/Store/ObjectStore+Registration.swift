@@ -62,6 +62,7 @@ extension ObjectStore {
             remove(entry)
             throw error
         }
+        buildWaitingIndexes()
     }
 
     /// Makes the entry of a class whose table is open and metadata read (also
