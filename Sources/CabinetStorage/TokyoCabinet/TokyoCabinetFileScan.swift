@@ -120,7 +120,8 @@ package struct BlockReader {
         guard magic == TokyoCabinetFileScan.recordMagic else {
             throw damaged(at: offset, "a block that starts with byte \(magic), neither a record nor a free block")
         }
-        cursor += 1 + (wideOffsets ? 16 : 8)   // the hash byte and the two chain offsets
+        let hash = try number(UInt8.self, &cursor, at: offset)
+        cursor += wideOffsets ? 16 : 8   // the two chain offsets
         let padding = Int(try number(UInt16.self, &cursor, at: offset))
         let keySize = try varint(&cursor, at: offset)
         let valueSize = try varint(&cursor, at: offset)
@@ -130,9 +131,14 @@ package struct BlockReader {
             throw damaged(at: offset, "a record of \(keySize) + \(valueSize) bytes that runs past the end of the file")
         }
         let valueStart = keyStart + keySize
+        let key = UnsafeRawBufferPointer(rebasing: file[keyStart..<valueStart])
+        // A checksum covers a record's value, not its key: a key damaged onto another
+        // row would hand the object out under that row. Tokyo Cabinet's hash byte catches it.
+        guard TokyoCabinetHashHeader.hashByte(of: key) == hash else {
+            throw damaged(at: offset, "a record whose key does not match the hash Tokyo Cabinet keeps for it (its key is damaged)")
+        }
         return Block(size: valueStart + valueSize + padding - offset,
-                     record: (UnsafeRawBufferPointer(rebasing: file[keyStart..<valueStart]),
-                              UnsafeRawBufferPointer(rebasing: file[valueStart..<(valueStart + valueSize)])))
+                     record: (key, UnsafeRawBufferPointer(rebasing: file[valueStart..<(valueStart + valueSize)])))
     }
 
     /// A number of `T`'s width at `cursor`, in the file's byte order.

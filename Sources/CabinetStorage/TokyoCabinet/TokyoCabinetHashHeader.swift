@@ -131,6 +131,18 @@ package struct TokyoCabinetHashHeader: Equatable {
         return head.withUnsafeBytes { TokyoCabinetHashHeader(head: $0, fileSize: Int(status.st_size)) }
     }
 
+    /// The hash byte Tokyo Cabinet's record of `key` carries (the second half of
+    /// ``bucketAndHash(of:bucketCount:)``): a scan that finds a record whose byte
+    /// differs has met a damaged key, which must not be read as another row.
+    @inline(__always)
+    package static func hashByte(of key: UnsafeRawBufferPointer) -> UInt8 {
+        var hash: UInt32 = 751
+        for position in stride(from: key.count - 1, through: 0, by: -1) {
+            hash = (hash &* 31) ^ UInt32(key[position])
+        }
+        return UInt8(truncatingIfNeeded: hash)
+    }
+
     /// Tokyo Cabinet's bucket for `key` and the hash byte its record carries
     /// (`tchdbbidx`): a record whose stored hash byte differs has a damaged key.
     /// (Inlined: every lookup of `TokyoCabinetLookup` computes it.)
