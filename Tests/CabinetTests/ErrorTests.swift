@@ -234,4 +234,18 @@ import Testing
         })
         #expect("\(error)".contains("Swapped.read(from:) does not read what Swapped.write(to:) writes") && "\(error)".contains("version 1"), "\(error)")
     }
+
+    /// An index is named by its declaration, never by a key path's `<computed 0x…>`.
+    @Test func aMissingOrRefusedIndexIsNamedByItsDeclaration() throws {
+        let store = try ObjectStore(backend: MemoryBackend())
+        defer { store.close() }
+        try store.register(Track.self)
+        let missing = try #require(expectCabinetError({ _ = try store.fetch(Track.self, where: \.title, equals: "x") }) { $0.code == .noSuchIndex })
+        #expect(!"\(missing)".contains("<computed") && "\(missing)".contains("String property")
+                && "\(missing)".contains("Track.indexes[0] (a value index of String)"), "\(missing)")
+        let track = Track("nan", by: "a"); track.score = .nan
+        store.insert(track)
+        let refused = try #require(expectCabinetError({ try store.save() }) { $0.code == .unindexableValue })
+        #expect(refused.name == "Track.indexes[3] (a value index of Double)", "\(refused)")
+    }
 }

@@ -13,6 +13,8 @@ final class ClassIndexes {
         let index: StoredIndex
         let name: String
         let number: UInt8
+        /// How errors name it (``StoredIndex/label(in:at:)``).
+        let label: String
     }
 
     /// The name of class `name`'s index file; no class may be stored under a name that ends so.
@@ -56,7 +58,7 @@ final class ClassIndexes {
             do {
                 for entry in try declared.index.entries(object) { entries.append(RowEntries.Entry(index: declared.number, entry: entry)) }
             } catch {
-                throw CabinetError.unindexableValue(location, index: declared.name, reason: error.description)
+                throw CabinetError.unindexableValue(location, index: declared.label, reason: error.description)
             }
         }
         return RowEntries(entries: entries)

@@ -45,8 +45,8 @@ extension ObjectStore {
                                                reason: "the index file of \(entry.name) is damaged (\(error)); nothing is lost, the records are whole: `cabinet reindex \(path) \(entry.name)` (or `store.dropIndexes(ofClass: \"\(entry.name)\")`) removes it, and the next open builds it again")
         }
         let wanted = IndexCatalog(zip(names, declared.map(\.kind)).map { ($0, $1) }, classVersion: entry.type.version)
-        let indexes = ClassIndexes(tableName: name, table: table, declared: zip(declared, wanted.indexes).map {
-            ClassIndexes.Declared(index: $0, name: $1.name, number: $1.number)
+        let indexes = ClassIndexes(tableName: name, table: table, declared: zip(declared, wanted.indexes).enumerated().map { position, pair in
+            ClassIndexes.Declared(index: pair.0, name: pair.1.name, number: pair.1.number, label: pair.0.label(in: entry.name, at: position))
         }, format: recordFormat)
         // A failed write left the file in doubt (``OrderedStorageTable/isDamaged``): built again too;
         // so is an index replaced by another under the same name (ObjectStore+IndexSample, in Building).

@@ -102,7 +102,7 @@ extension ObjectStore {
             if let lower { try V.boundBytes(lower, into: &lowerKey) }
             if let upper { try V.boundBytes(upper, into: &upperKey) }
         } catch {
-            throw CabinetError.unindexableValue(entry.location(), index: declared.name, reason: error.description)
+            throw CabinetError.unindexableValue(entry.location(), index: declared.label, reason: error.description)
         }
         // Below the next value's bytes includes `upper` (every row of it); below its own excludes it.
         let end = upper == nil || including ? IndexKeys.keyAfterPrefix(upperKey) : upperKey
@@ -172,7 +172,7 @@ extension ObjectStore {
         do {
             try value.indexBytes(into: &prefix)
         } catch {
-            throw CabinetError.unindexableValue(entry.location(), index: declared.name, reason: error.description)
+            throw CabinetError.unindexableValue(entry.location(), index: declared.label, reason: error.description)
         }
         return (entry, (prefix, IndexKeys.keyAfterPrefix(prefix)))
     }
@@ -183,12 +183,15 @@ extension ObjectStore {
         let entry = try requireEntry(for: type)
         // Named for errors only: describing a type costs more than the rest of this lookup.
         var className: String { String(describing: type) }
+        // A key path prints as `<computed 0x…>` on Linux: say its value's type instead.
+        var property: String { "the \(Swift.type(of: keyPath).valueType) property asked for" }
         guard let indexes = entry.indexes else {
             if let problem = entry.indexProblem { throw CabinetError.noSuchIndex(className: className, reason: problem) }
-            throw CabinetError.noSuchIndex(className: className, reason: "indexes: declare .\(kind.rawValue)(\(keyPath)) in \(className).indexes")
+            throw CabinetError.noSuchIndex(className: className, reason: "indexes: declare .\(kind.rawValue)(\\.property) for \(property) in \(className).indexes")
         }
         guard let declared = indexes.index(on: keyPath, kind: kind) else {
-            throw CabinetError.noSuchIndex(className: className, reason: "\(kind.rawValue) index on \(keyPath): declare .\(kind.rawValue)(...) for it in \(className).indexes")
+            let others = indexes.declared.map(\.label).joined(separator: "; ")
+            throw CabinetError.noSuchIndex(className: className, reason: ".\(kind.rawValue) index on \(property): declare .\(kind.rawValue)(\\.property) for it in \(className).indexes (it declares \(others.isEmpty ? "none" : others))")
         }
         return (entry, declared)
     }

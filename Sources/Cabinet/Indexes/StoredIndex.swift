@@ -103,4 +103,11 @@ public struct StoredIndex: @unchecked Sendable {
     func name(at position: Int) -> String {
         explicitName ?? "\(position):\(kind.rawValue):\(valueType)"
     }
+
+    /// How errors name the index at `position` of class `className`'s list: by
+    /// the name it was given, or by its declaration (a key path's property name
+    /// can't be known at run time).
+    func label(in className: String, at position: Int) -> String {
+        explicitName.map { "'\($0)' of \(className)" } ?? "\(className).indexes[\(position)] (a \(kind.rawValue) index of \(valueType))"
+    }
 }

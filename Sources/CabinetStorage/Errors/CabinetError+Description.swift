@@ -59,7 +59,7 @@ extension CabinetError {
         case .unsavedChanges:
             return "Cabinet: \(className) has unsaved changes. Save (or undo) them before upgrading the class."
         case .unindexableValue:
-            return "Cabinet: the object at \(l) cannot be saved: its value for the index '\(name ?? "?")' \(reason); nothing was written. Change the value, then save again."
+            return "Cabinet: the object at \(l) cannot be saved: its value for the index \(name ?? "?") \(reason); nothing was written. Change the value, then save again."
         case .noSuchIndex:
             return "Cabinet: \(className) has no \(reason)."
         case .noStoreForReferences:

@@ -39,7 +39,7 @@ extension ObjectStore {
             for declared in indexes.declared {
                 let number = declared.number
                 if made.entries.filter({ $0.index == number }) != recorded.entries.filter({ $0.index == number }) {
-                    return "its index \(declared.name) holds other values than the class declares there now (row \(row)); an index replaced at the same place is built again"
+                    return "its index \(declared.label) holds other values than the class declares there now (row \(row)); an index replaced at the same place is built again"
                 }
             }
         }
