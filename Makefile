@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
-.PHONY: all deps service-deps build tools install package-graph docs demo test asan tsan torture crashpoints fuzz speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
+.PHONY: all deps service-deps build tools install package-graph docs demo test asan tsan torture crashpoints fuzz fuzz-files fuzz-decoders speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
 
 all: build
 
@@ -96,7 +96,19 @@ crashpoints: deps tools
 # with swiftc into one module with the library's sources (swift-log's Logging and
 # the C of CTokyoCabinetYields beside it); findings go to .build-fuzz/.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+fuzz: fuzz-decoders fuzz-files
+
+# The hostile-file campaign (Tests/Helpers/HostileFiles): FUZZ_ROUNDS rounds per
+# file of a checksummed store (default 3,000), each damaging one file and reading
+# everything from the copy in a child process; exits 1 on a crash, a hang, an
+# error that is not a CabinetError, or an answer that differs without an error.
+# docs/FUZZING.md has the last run's counts.
+FUZZ_ROUNDS ?= 3000
+fuzz-files: deps
+	$(SWIFT) build --product cabinet-hostile-files
+	"$$($(SWIFT) build --show-bin-path)/cabinet-hostile-files" campaign --rounds $(FUZZ_ROUNDS)
+
+fuzz-decoders: deps
 	mkdir -p .build-fuzz/corpus .build-fuzz/modules
 	$(SWIFT) package resolve
 	swiftc -c -wmo -sanitize=fuzzer,address -parse-as-library -O -module-name Logging -package-name swift_log \

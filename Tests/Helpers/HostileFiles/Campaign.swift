@@ -2,8 +2,8 @@
 import Cabinet
 import Foundation
 
-final class Campaign {
-    struct Settings {
+final class Campaign: Sendable {
+    struct Settings: Sendable {
         var rounds: Int
         var seed: UInt64
         var format: RecordFormat
@@ -11,6 +11,8 @@ final class Campaign {
         var files: [String]
         /// Seconds a round's reads may take before the round counts as a hang.
         var timeout: Double
+        /// How many files are damaged and read at once.
+        var jobs: Int = 2
     }
 
     /// How one round ended.
@@ -66,32 +68,53 @@ final class Campaign {
         let files = settings.files.isEmpty
             ? try FileManager.default.contentsOfDirectory(atPath: pristine).filter { !$0.hasSuffix("-lock") && !$0.hasPrefix(".cabinet-commit") }.sorted()
             : settings.files
-        print("hostile files: \(settings.rounds) rounds per file, seed \(settings.seed), a \(settings.format.rawValue) store; files: \(files.joined(separator: " "))")
-        var clean = true
-        var table: [String] = []
-        for file in files {
-            var counts: [Verdict: Int] = [:]
-            var findings: [String] = []
-            for round in 0..<settings.rounds {
-                let work = root + "/work"
-                let how = try damagedCopy(file: file, round: round, at: work)
-                let (verdict, detail) = judge(work)
-                counts[verdict, default: 0] += 1
-                if verdict.isFinding && (verdict != .silent || settings.format == .checksummed) {
-                    findings.append("  \(verdict.rawValue): round \(round), \(how): \(detail)")
+        say("hostile files: \(settings.rounds) rounds per file, seed \(settings.seed), a \(settings.format.rawValue) store; files: \(files.joined(separator: " "))")
+        let results = Results(count: files.count)
+        DispatchQueue.concurrentPerform(iterations: settings.jobs) { job in
+            for index in stride(from: job, to: files.count, by: settings.jobs) {
+                let result = Result { try rounds(of: files[index]) }
+                results.set(index, result)
+                if case .success(let (counts, findings)) = result {
+                    say("\(files[index]): " + Verdict.allCases.map { "\(counts[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
+                        + findings.prefix(20).map { "\n" + $0 }.joined() + (findings.count > 20 ? "\n  … and \(findings.count - 20) more" : ""))
                 }
             }
-            table.append(([file] + Verdict.allCases.map { "\(counts[$0] ?? 0)" }).joined(separator: " | "))
-            print("\(file): " + Verdict.allCases.map { "\(counts[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", "))
-            for finding in findings.prefix(20) { print(finding) }
-            if findings.count > 20 { print("  … and \(findings.count - 20) more") }
+        }
+        var clean = true
+        say("\n| file | " + Verdict.allCases.map(\.rawValue).joined(separator: " | ") + " |")
+        say("| --- |" + String(repeating: " ---: |", count: Verdict.allCases.count))
+        for (file, result) in zip(files, results.all) {
+            let (counts, findings) = try result.get()
+            say("| \(file) | " + Verdict.allCases.map { "\(counts[$0] ?? 0)" }.joined(separator: " | ") + " |")
             clean = clean && findings.isEmpty
         }
-        print("\n| file | " + Verdict.allCases.map(\.rawValue).joined(separator: " | ") + " |")
-        print("| --- |" + String(repeating: " ---: |", count: Verdict.allCases.count))
-        for row in table { print("| \(row) |") }
-        print(clean ? "no finding" : "findings: see above (replay a round with `replay --seed \(settings.seed) --file FILE --round N`)")
+        say(clean ? "no finding" : "findings: see above (replay a round with `replay --seed \(settings.seed) --file FILE --round N`)")
         return clean
+    }
+
+    /// Every round of one file: the count of each verdict, and the findings.
+    func rounds(of file: String) throws -> ([Verdict: Int], [String]) {
+        var counts: [Verdict: Int] = [:]
+        var findings: [String] = []
+        let work = root + "/work-" + file
+        for round in 0..<settings.rounds {
+            let how = try damagedCopy(file: file, round: round, at: work)
+            let (verdict, detail) = judge(work)
+            counts[verdict, default: 0] += 1
+            if verdict.isFinding && (verdict != .silent || settings.format == .checksummed) {
+                findings.append("  \(verdict.rawValue): round \(round), \(how): \(detail)")
+            }
+        }
+        return (counts, findings)
+    }
+
+    /// Each file's outcome, filled in by the jobs.
+    final class Results: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [Result<([Verdict: Int], [String]), any Error>?]
+        init(count: Int) { results = Array(repeating: nil, count: count) }
+        func set(_ index: Int, _ result: Result<([Verdict: Int], [String]), any Error>) { lock.withLock { results[index] = result } }
+        var all: [Result<([Verdict: Int], [String]), any Error>] { lock.withLock { results.map { $0 ?? .failure(CampaignError("not run")) } } }
     }
 
     /// Reads the damaged store at `work` in a child process and judges the round.
@@ -168,4 +191,9 @@ extension String {
     var hashValueStable: UInt64 {
         utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
+}
+
+/// Prints a line at once (standard output may be a file, which buffers).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -6,7 +6,7 @@
 // that differs without an error (silent: in a checksummed store, whatever a read
 // returns must be vouched for). Prints counts per file and exits 1 on a finding.
 //
-//   cabinet-hostile-files campaign [--rounds N] [--seed S] [--format checksummed|plain] [--files A,B]
+//   cabinet-hostile-files campaign [--rounds N] [--seed S] [--format checksummed|plain] [--files A,B] [--jobs J]
 //   cabinet-hostile-files probe STORE
 //   cabinet-hostile-files replay --seed S --file NAME --round R --keep DIR
 import Cabinet
@@ -31,7 +31,8 @@ case "campaign":
     let settings = Campaign.Settings(rounds: Int(option("--rounds", "3000")) ?? 3000,
                                      seed: UInt64(option("--seed", "1")) ?? 1, format: format,
                                      files: option("--files", "").split(separator: ",").map(String.init),
-                                     timeout: Double(option("--timeout", "30")) ?? 30)
+                                     timeout: Double(option("--timeout", "30")) ?? 30,
+                                     jobs: max(1, Int(option("--jobs", "2")) ?? 2))
     do {
         exit(try Campaign(settings).run() ? 0 : 1)
     } catch {
