@@ -84,7 +84,7 @@ class StagedTable: StorageTable {
     // MARK: StorageTable
 
     var path: String { base.path }
-    var recordCount: Int { staging.isDirect ? base.recordCount : base.recordCount + countDelta }
+    var recordCount: Int { get throws { staging.isDirect ? try base.recordCount : try base.recordCount + countDelta } }
     var byteCount: UInt64 { base.byteCount }
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {

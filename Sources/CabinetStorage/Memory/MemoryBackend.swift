@@ -4,7 +4,7 @@
 /// ```swift
 /// let backend = MemoryBackend(name: "scratch")
 /// let notes = try backend.openTable(named: "Notes")    // created empty
-/// print(notes.recordCount, try backend.tableNames())    // 0 ["Notes"]
+/// print(try notes.recordCount, try backend.tableNames())    // 0 ["Notes"]
 /// ```
 /// It behaves like ``TokyoCabinetBackend`` (transactions included), and its
 /// content lives as long as the backend. Nothing of it outlives the process, so
@@ -154,7 +154,7 @@ class MemoryTable: StorageTable {
         if isClosed { throw CabinetError.storeClosed(path: path) }
     }
 
-    var recordCount: Int { values.count }
+    var recordCount: Int { get throws { values.count } }
 
     /// The bytes of every key and value (what a file would hold, without its overhead).
     var byteCount: UInt64 { values.reduce(0) { $0 + UInt64($1.key.count + $1.value.count) } }

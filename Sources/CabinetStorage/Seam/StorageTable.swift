@@ -32,7 +32,9 @@ public protocol StorageTable: AnyObject {
     var path: String { get }
 
     /// The number of records (every key, whatever the layer above keeps there).
-    var recordCount: Int { get }
+    /// Throws if it cannot be learnt (a remote table whose server failed):
+    /// never a count it did not read.
+    var recordCount: Int { get throws }
 
     /// The bytes the table occupies where it is kept: a file's size, free space
     /// included, or what an in-memory or remote table holds. For `cabinet info`.

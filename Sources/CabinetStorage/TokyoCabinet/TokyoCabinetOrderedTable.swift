@@ -238,8 +238,10 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     // MARK: StorageTable
 
     var recordCount: Int {
-        guard let handle else { return 0 }
-        return Int(tcbdbrnum(handle))
+        get throws {
+            guard let handle else { return 0 }
+            return Int(tcbdbrnum(handle))
+        }
     }
 
     var byteCount: UInt64 {

@@ -197,8 +197,10 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     var recordCount: Int {
-        guard let handle else { return 0 }
-        return Int(tchdbrnum(handle))
+        get throws {
+            guard let handle else { return 0 }
+            return Int(tchdbrnum(handle))
+        }
     }
 
     /// The file's size in bytes, free space included.

@@ -25,20 +25,26 @@ import Glibc
         defer { store.close() }
         var rows: [UInt32] = []
         for shelfName in ["first", "second"] {
-            let shelf = Shelf(); shelf.name = shelfName
-            store.insert(shelf)
-            var songs: [Song] = []
-            for index in 0...StoredList<Song>.inlineLimit {
-                let song = Song(); song.title = "\(shelfName) \(index)"
-                store.insert(song)
-                songs.append(song)
-            }
-            shelf.songs = StoredList(songs)
+            let shelf = insertBigShelf(shelfName, in: store)
             try store.save()
             rows.append(shelf.rowID)
         }
         try makeNamedBuffersTable(in: store)
         return (rows[0], rows[1])
+    }
+
+    /// A new shelf named `name` whose songs (new too, titled "`name` 0", …) are one more than fit inline.
+    static func insertBigShelf(_ name: String, in store: ObjectStore) -> Shelf {
+        let shelf = Shelf(); shelf.name = name
+        store.insert(shelf)
+        var songs: [Song] = []
+        for index in 0...StoredList<Song>.inlineLimit {
+            let song = Song(); song.title = "\(name) \(index)"
+            store.insert(song)
+            songs.append(song)
+        }
+        shelf.songs = StoredList(songs)
+        return shelf
     }
 
     /// The table of named buffers, made before the clients open (its first
