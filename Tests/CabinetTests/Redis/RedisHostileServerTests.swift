@@ -119,6 +119,32 @@ import Testing
         #expect(error?.reason?.contains("answered GET of the format marker with the integer 1") == true, "\(String(describing: error))")
     }
 
+    /// An index range answered with keys out of order (or outside the range
+    /// asked) is an error, not an empty or wrong answer.
+    @Test func aRangeReplyOutOfOrderIsAnError() throws {
+        let name = TestRedis.newStoreName()
+        let writer = try ObjectStore(backend: TestRedis.backend(store: name))
+        try writer.register(Track.self)
+        for seconds in [10, 20, 30] as [UInt32] { writer.insert(Track("t\(seconds)", by: "a", seconds: seconds)) }
+        try writer.save()
+        writer.close()
+        let armed = Atomic<Bool>(false)
+        let proxy = try HostileRedisProxy { words in
+            guard words.first?.uppercased() == "ZRANGEBYLEX", armed.load(ordering: .sequentiallyConsistent) else { return .forward }
+            return .forge("*2\r\n$2\r\nzz\r\n$2\r\naa\r\n")
+        }
+        defer { proxy.stop() }
+        let url = proxy.url(store: name)
+        let error = Self.error {
+            let store = try ObjectStore(backend: RedisBackend(url: url, options: Self.options))
+            try store.register(Track.self)
+            armed.store(true, ordering: .sequentiallyConsistent)
+            let found = try store.fetch(Track.self, where: \.seconds, in: 15...25)
+            Issue.record("the range answered \(found.map(\.title))")
+        }
+        #expect(error?.reason?.contains("out of order or outside the range") == true, "\(String(describing: error))")
+    }
+
     /// The server runs the save; the client is told something else. The save
     /// must not say "nothing was written": it finds its save in the log.
     @Test(arguments: ["-ERR forged\r\n", "+OK\r\n", "*0\r\n", ":3\r\n"])
