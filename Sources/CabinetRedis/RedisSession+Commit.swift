@@ -106,7 +106,9 @@ extension RedisSession {
                 continue   // EXECABORT on the old node: nothing was written
             } catch {
                 // The reply is lost with the connection: the save may or may not be in.
-                if try committedDespiteLostReply(entry.token, killing: clientID, on: connection) { return renaming }
+                if try isInLog(entry.token, after: "the connection failed with the save's reply (\(error))", killing: clientID, on: connection) {
+                    return renaming
+                }
                 throw error
             }
             switch outcome(of: replies, body: body, incrIndex: incrIndex) {
@@ -127,18 +129,25 @@ extension RedisSession {
                 // The replies contradict each other or are not of their commands' types: the
                 // server ran the EXEC (its reply came), but what it did is known only from the log.
                 connection.disconnect()
-                let landed: Bool
-                do {
-                    landed = try committedDespiteLostReply(entry.token, killing: nil, on: connection)
-                } catch {
-                    throw serverError("\(odd), and the store's log could not be read to find out whether the save is in (\(error)); the outcome is unknown until the next save, which finds out from the log and writes the same changes again",
-                                      operation: "save (outcome unknown)")
-                }
-                if landed { return renaming }
+                if try isInLog(entry.token, after: odd, killing: nil, on: connection) { return renaming }
                 throw serverError("\(odd); the store's log shows that the save is not in", operation: "save (nothing was written)")
             }
         }
         throw CabinetError.saveConflict(path: path, reason: "other processes saved (or the cluster moved the store) 20 times while this save was being tried")
+    }
+
+    /// ``committedDespiteLostReply(_:killing:on:)``, after `what` made the
+    /// outcome of the save with `token` unknown; if the log can't be read
+    /// either, throws an error that says the outcome is unknown (the save's
+    /// token stays among this process's own, so the next save that finds it
+    /// in the log passes over it, and writes the same changes again).
+    private func isInLog(_ token: [UInt8], after what: String, killing clientID: Int64?, on connection: RedisConnection) throws -> Bool {
+        do {
+            return try committedDespiteLostReply(token, killing: clientID, on: connection)
+        } catch {
+            throw serverError("\(what), and the store's log could not be read to find out whether the save is in (\(error)); the outcome is unknown until the next save, which finds out from the log and writes the same changes again",
+                              operation: "save (outcome unknown)")
+        }
     }
 
     /// What a save's `MULTI` … `EXEC` did, as its replies say.

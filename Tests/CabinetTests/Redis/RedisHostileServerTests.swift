@@ -188,6 +188,32 @@ import Testing
         reader.close()
     }
 
+    /// The connection drops with the save's `EXEC`, and again when the log is
+    /// read to find out whether it ran: the save says its outcome is unknown.
+    @Test func aLostReplyWhoseLogCannotBeReadLeavesTheOutcomeUnknown() throws {
+        let name = try Self.storeWithSongs()
+        let stage = Atomic<Int>(0)   // 1: hang up at EXEC; 2: and at the log's read
+        let proxy = try HostileRedisProxy { words in
+            switch (stage.load(ordering: .sequentiallyConsistent), words.first?.uppercased()) {
+            case (1, "EXEC"): stage.store(2, ordering: .sequentiallyConsistent); return .hangUp
+            case (2, "LRANGE"): stage.store(0, ordering: .sequentiallyConsistent); return .hangUp
+            default: return .forward
+            }
+        }
+        defer { proxy.stop() }
+        let url = proxy.url(store: name)
+        let error = Self.error {
+            let store = try ObjectStore(backend: RedisBackend(url: url, options: Self.options))
+            try store.register(Song.self)
+            let song = Song(); song.title = "maybe"
+            store.insert(song)
+            stage.store(1, ordering: .sequentiallyConsistent)
+            defer { store.close() }
+            try store.save()
+        }
+        #expect(error?.description.contains("outcome is unknown") == true, "\(String(describing: error))")
+    }
+
     /// A forged reply to `EXEC`, and the log can't be read after it: the save
     /// says its outcome is unknown, keeps its changes, and saving again lands
     /// them once, a big list's included, whether or not the first one did.
