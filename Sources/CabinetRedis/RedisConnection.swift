@@ -315,7 +315,8 @@ final class RedisConnection {
         if address.database != 0 { setup.append(RedisCommand("SELECT", String(address.database))) }
         setup.append(RedisCommand("CLIENT", "ID"))
         let replies = try exchange(setup, operation: operation)
-        clientID = replies.last?.integer
+        // Only an integer: the ID goes into a CLIENT KILL after a lost reply.
+        if case .integer(let id)? = replies.last { clientID = id }
         for (command, reply) in zip(setup, replies) where command.name != "CLIENT" {
             if let message = reply.errorMessage {
                 disconnect()

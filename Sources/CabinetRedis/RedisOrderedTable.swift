@@ -16,8 +16,10 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
     var isDamaged: Bool { false }
 
     override var byteCount: UInt64 {
-        guard (try? checkOpen()) != nil else { return 0 }
-        return memoryUsage(of: [key, orderKey])
+        get throws {
+            try checkOpen()
+            return try memoryUsage(of: [key, orderKey])
+        }
     }
 
     func removeAll() throws {

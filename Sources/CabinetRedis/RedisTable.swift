@@ -99,14 +99,19 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     /// What Redis says the table's keys take in its memory (`MEMORY USAGE`, sampled).
     var byteCount: UInt64 {
-        guard (try? checkOpen()) != nil else { return 0 }
-        return memoryUsage(of: [key])
+        get throws {
+            try checkOpen()
+            return try memoryUsage(of: [key])
+        }
     }
 
-    func memoryUsage(of keys: [[UInt8]]) -> UInt64 {
-        let replies = (try? session.callAll(keys.map { RedisCommand("MEMORY", "USAGE", bytes: $0) },
-                                            operation: "measure the table")) ?? []
-        return replies.reduce(0) { $0 + UInt64(max(0, $1.integer ?? 0)) }
+    /// `MEMORY USAGE` of `keys`, added up (a key that is not there takes nothing).
+    func memoryUsage(of keys: [[UInt8]]) throws -> UInt64 {
+        let replies = try session.callAll(keys.map { RedisCommand("MEMORY", "USAGE", bytes: $0) }, operation: "measure the table")
+        return try replies.reduce(0) { total, reply in
+            if case .null = reply { return total }
+            return total + UInt64(try RedisReply.count(reply, of: "MEMORY USAGE", at: path))
+        }
     }
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {

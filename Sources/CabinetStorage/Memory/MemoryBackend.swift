@@ -154,7 +154,7 @@ class MemoryTable: StorageTable {
         if isClosed { throw CabinetError.storeClosed(path: path) }
     }
 
-    var recordCount: Int { get throws { values.count } }
+    var recordCount: Int { values.count }
 
     /// The bytes of every key and value (what a file would hold, without its overhead).
     var byteCount: UInt64 { values.reduce(0) { $0 + UInt64($1.key.count + $1.value.count) } }

@@ -238,10 +238,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     // MARK: StorageTable
 
     var recordCount: Int {
-        get throws {
-            guard let handle else { return 0 }
-            return Int(tcbdbrnum(handle))
-        }
+        guard let handle else { return 0 }
+        return Int(tcbdbrnum(handle))
     }
 
     var byteCount: UInt64 {

@@ -197,10 +197,8 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     var recordCount: Int {
-        get throws {
-            guard let handle else { return 0 }
-            return Int(tchdbrnum(handle))
-        }
+        guard let handle else { return 0 }
+        return Int(tchdbrnum(handle))
     }
 
     /// The file's size in bytes, free space included.

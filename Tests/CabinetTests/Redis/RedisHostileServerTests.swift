@@ -105,6 +105,18 @@ import Testing
         #expect(error?.code == .backendFailure, "\(String(describing: error))")
     }
 
+    @Test func infoThrowsWhenTheServerCannotSayATablesSize() throws {
+        let name = try Self.storeWithSongs()
+        let proxy = try HostileRedisProxy { words in words.first?.uppercased() == "MEMORY" ? .hangUp : .forward }
+        defer { proxy.stop() }
+        let url = proxy.url(store: name)
+        let error = Self.error {
+            let info = try StoreInfo(backend: RedisBackend(url: url, options: Self.options))
+            Issue.record("info gave \(info.tables.map(\.bytes)) bytes though the server never answered")
+        }
+        #expect(error?.code == .backendFailure, "\(String(describing: error))")
+    }
+
     @Test func aFormatMarkerOfTheWrongTypeIsNotAPlainStore() throws {
         let name = try Self.storeWithSongs()
         let proxy = try HostileRedisProxy { words in
