@@ -1,5 +1,5 @@
 @testable import Cabinet
-import CabinetRedis
+@testable import CabinetRedis
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -123,6 +123,37 @@ import Glibc
         #expect(Array(titles.suffix(2)) == ["a 19", "b 19"])
         #expect(titles.count == StoredList<Song>.inlineLimit + 1 + 40)
         #expect(try Self.titles(of: second, in: name).count == StoredList<Song>.inlineLimit + 1 + 20)
+        a.close(); b.close()
+    }
+
+    /// More saves missed than the log keeps count as a change of everything,
+    /// every list included: an owner with an unsaved append conflicts through
+    /// its row, and the recovery lands all the same.
+    @Test func theRecoveryLandsAfterMoreSavesThanTheLogKeeps() throws {
+        let name = TestRedis.newStoreName()
+        let (first, _) = try Self.twoBigShelves(name)
+        let (a, _) = try Self.open(name)
+        let (b, _) = try Self.open(name)
+        // b appends a song already saved (a new one would be an insert, which a
+        // take-in of everything keeps as a conflict until it is inserted anew).
+        func appendB() throws {
+            let shelf = try #require(try b.fetch(Shelf.self, rowID: first))
+            let theirs = try #require(try b.fetchAll(Song.self).first { $0.title == "second 0" })
+            shelf.songs.append(theirs)
+        }
+        try appendB()
+        let song = try #require(try a.fetchAll(Song.self).first)
+        for count in 0...RedisCommitLog.capacity {
+            song.title = "a's \(count)"
+            try a.save()
+        }
+        try Self.append("a's", to: first, in: a)
+        try a.save()
+        #expect(expectCabinetError({ try b.save() }) { $0.code == .saveConflict } != nil)
+        try b.refresh(discardingConflicts: true)
+        try appendB()
+        try b.save()
+        #expect(Array(try Self.titles(of: first, in: name).suffix(2)) == ["a's", "second 0"])
         a.close(); b.close()
     }
 
