@@ -175,12 +175,10 @@ extension ObjectStore {
 private struct StaleRows {
     var rows: [String: Set<[UInt8]>?] = [:]
 
+    /// Every stale row is named by its key: none marks a whole table.
     mutating func mark(_ table: String, _ key: [UInt8]) {
-        if case .some(.none) = rows[table] { return }
         var keys = rows[table].flatMap { $0 } ?? []
         keys.insert(key)
         rows[table] = keys
     }
-
-    mutating func markWhole(_ table: String) { rows[table] = .some(nil) }
 }
