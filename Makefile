@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
-.PHONY: all deps service-deps build tools install package-graph docs demo test asan tsan torture crashpoints fuzz fuzz-files fuzz-decoders speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
+.PHONY: all deps service-deps build tools install package-graph docs demo test asan tsan torture crashpoints fuzz fuzz-files fuzz-decoders fuzz-redis speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
 
 all: build
 
@@ -125,6 +125,21 @@ fuzz-decoders: deps
 	  .build-fuzz/Logging.o -ltokyocabinet -ldl \
 	  -o .build-fuzz/fuzz-decoders 2>&1 | grep -v "Cannot export local symbol '__asan" || true
 	cd .build-fuzz && ./fuzz-decoders corpus -max_total_time=$(FUZZ_SECONDS) -max_len=512
+	$(MAKE) fuzz-redis
+
+# libFuzzer over CabinetRedis's reading of a server's replies (hiredis's reader,
+# each command's checks, a save's outcome, a scan's bound, the log's entries),
+# built into the CabinetRedis module beside the CabinetStorage that `fuzz` built
+# (which runs this after its own); seeds in Fuzz/corpus-redis.
+fuzz-redis:
+	@test -f .build-fuzz/CabinetStorage.o || { echo "make fuzz builds CabinetStorage for the fuzzers (and then runs this)"; exit 1; }
+	mkdir -p .build-fuzz/corpus-redis
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name CabinetRedis -package-name cabinet \
+	  -I .build-fuzz/modules -I Sources/CTokyoCabinet -I Sources/CTokyoCabinetYields/include -I Sources/CHiredis \
+	  $$(find Sources/CabinetRedis -name '*.swift') Fuzz/FuzzRedisReplies.swift .build-fuzz/CabinetStorage.o \
+	  .build-fuzz/TokyoCabinetYields.o -ltokyocabinet -lhiredis -ldl \
+	  -o .build-fuzz/fuzz-redis-replies 2>&1 | grep -v "Cannot export local symbol '__asan" || true
+	cd .build-fuzz && ./fuzz-redis-replies corpus-redis ../Fuzz/corpus-redis -max_total_time=$(FUZZ_SECONDS) -max_len=512
 
 # The full comparison at BNRPersistence's sizes (several minutes); see BENCHMARKS.md.
 # Each run also draws its chart (SPEEDTEST_CHART=, empty, draws none): the full

@@ -19,12 +19,15 @@ extension RedisBackend {
             known.insert(keys.order(name))
         }
         var cursor = "0"
+        let size = try RedisReply.count(try session.call(RedisCommand("DBSIZE"), operation: "scan the store's keys"), of: "DBSIZE", at: path)
+        var bound = RedisScanBound(command: "SCAN", location: path, size: size)
         repeat {
             let reply = try session.call(RedisCommand("SCAN", cursor, "MATCH", keys.pattern, "COUNT", "1000"), operation: "scan the store's keys")
             guard let parts = reply.elements, parts.count == 2, let next = parts[0].bytes, let found = parts[1].elements else {
                 throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "SCAN gave a reply of an unexpected shape")
             }
             cursor = String(decoding: next, as: UTF8.self)
+            if cursor != "0" { try bound.advance(to: next, returned: found.count) }
             for key in found.compactMap(\.bytes).map({ String(decoding: $0, as: UTF8.self) }) where !known.contains(key) {
                 guard key.hasPrefix(keys.tag) else { continue }   // MATCH is a pattern: {a}* also matches {a}x… only with the tag
                 if key.hasPrefix(keys.stagingPrefix) {

@@ -28,7 +28,8 @@ extension RedisBackend: StoreServices {
     }
 
     public func readJournal() throws -> [UInt8]? {
-        try session.call(RedisCommand("GET", keys.journal), operation: "read the journal").bytes
+        try RedisReply.optionalString(session.call(RedisCommand("GET", keys.journal), operation: "read the journal"),
+                                      of: "GET of the journal", at: journalLocation)
     }
 
     public func removeJournal() throws {
@@ -39,7 +40,9 @@ extension RedisBackend: StoreServices {
     public var formatMarkerLocation: String { path + " " + keys.formatMarker }
 
     public func readFormatMarker() throws -> String? {
-        try session.call(RedisCommand("GET", keys.formatMarker), operation: "read the format marker").bytes.map { String(decoding: $0, as: UTF8.self) }
+        // A reply of another type is not "no marker": that would read a checksummed store as plain.
+        try RedisReply.optionalString(session.call(RedisCommand("GET", keys.formatMarker), operation: "read the format marker"),
+                                      of: "GET of the format marker", at: formatMarkerLocation).map { String(decoding: $0, as: UTF8.self) }
     }
 
     public func writeFormatMarker(_ text: String) throws {
@@ -48,7 +51,8 @@ extension RedisBackend: StoreServices {
     }
 
     public func readCatalog() throws -> StoreCatalog? {
-        let bytes = try session.call(RedisCommand("GET", keys.catalog), operation: "read the catalog").bytes
+        let bytes = try RedisReply.optionalString(session.call(RedisCommand("GET", keys.catalog), operation: "read the catalog"),
+                                                  of: "GET of the catalog", at: path + " " + keys.catalog)
         lastCatalog = .some(bytes)
         return try bytes.map { try StoreCatalog(encoded: $0, file: path + " " + keys.catalog) }
     }

@@ -142,7 +142,8 @@ public final class RedisBackend: StorageBackend {
             if ordered && !(table is RedisOrderedTable) { throw notOrdered(name) }
             return table
         }
-        let listed = try session.call(RedisCommand("HGET", keys.tables, name), operation: "open table").bytes
+        let listed = try RedisReply.optionalString(session.call(RedisCommand("HGET", keys.tables, name), operation: "open table"),
+                                                   of: "HGET of the table list", at: path)
         var kind = listed.flatMap { RedisKeys.TableKind(rawValue: String(decoding: $0, as: UTF8.self)) }
         if listed != nil && kind == nil {
             throw CabinetError.notADatabase(RecordLocation(file: location(ofTable: name)),
@@ -155,7 +156,8 @@ public final class RedisBackend: StorageBackend {
             kind = ordered ? .ordered : .hash
             // HSETNX: two processes creating it at once agree on its kind.
             try session.call(RedisCommand("HSETNX", keys.tables, name, kind!.rawValue), operation: "create table")
-            kind = try session.call(RedisCommand("HGET", keys.tables, name), operation: "open table").bytes
+            kind = try RedisReply.optionalString(session.call(RedisCommand("HGET", keys.tables, name), operation: "open table"),
+                                                 of: "HGET of the table list", at: path)
                 .flatMap { RedisKeys.TableKind(rawValue: String(decoding: $0, as: UTF8.self)) } ?? kind
         }
         if ordered && kind != .ordered { throw notOrdered(name) }
@@ -190,12 +192,14 @@ public final class RedisBackend: StorageBackend {
     }
 
     public func tableNames() throws -> [String] {
-        let names = try session.call(RedisCommand("HKEYS", keys.tables), operation: "list tables").elements ?? []
-        return names.compactMap { $0.bytes.map { String(decoding: $0, as: UTF8.self) } }.sorted()
+        let names = try RedisReply.stringList(session.call(RedisCommand("HKEYS", keys.tables), operation: "list tables"),
+                                              of: "HKEYS of the table list", at: path)
+        return names.map { String(decoding: $0, as: UTF8.self) }.sorted()
     }
 
     public func hasTable(named name: String) throws -> Bool {
-        try session.call(RedisCommand("HEXISTS", keys.tables, name), operation: "look for table").integer == 1
+        try RedisReply.count(session.call(RedisCommand("HEXISTS", keys.tables, name), operation: "look for table"),
+                             of: "HEXISTS of the table list", at: path) == 1
     }
 
     public func location(ofTable name: String) -> String { path + "/" + name }

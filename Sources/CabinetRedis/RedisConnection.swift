@@ -71,6 +71,7 @@ final class RedisConnection {
     /// since sending them again would run them without their `WATCH`.
     func send(_ commands: [RedisCommand], operation: String, transaction: Bool = false) throws -> [RedisReply] {
         var redirections = 0
+        // ASK, TRYAGAIN and LOADING are waited out together for one command timeout at most.
         var waited: Duration = .zero
         while true {
             let replies = try exchange(commands, operation: operation)
@@ -97,8 +98,9 @@ final class RedisConnection {
             }
             if replies.contains(where: { $0.errorMessage?.hasPrefix("LOADING") == true }) {
                 // A server started again reads its data set back before it answers:
-                // nothing of these ran; wait until it has, then send them again.
-                try waitWhileLoading(operation: operation)
+                // nothing of these ran; wait until it has, then send them again. A
+                // server that answers PING but these with LOADING still counts the time.
+                try waitWhileLoading(operation: operation, waited: &waited)
                 if transaction { throw Redirected() }
                 continue
             }
@@ -106,17 +108,16 @@ final class RedisConnection {
         }
     }
 
-    /// Waits, a `PING` every 50 ms, while the server loads its data set (after
-    /// a restart), up to the command timeout.
-    private func waitWhileLoading(operation: String) throws {
-        var waited: Duration = .zero
-        while try exchange([RedisCommand("PING")], operation: operation)[0].errorMessage?.hasPrefix("LOADING") == true {
+    /// Waits, a `PING` every 50 ms (at least one wait), while the server loads
+    /// its data set (after a restart), until `waited` reaches the command timeout.
+    private func waitWhileLoading(operation: String, waited: inout Duration) throws {
+        repeat {
             guard waited < commandTimeout else {
-                throw serverError("the server was still loading its data set after \(waited); try again when it has", operation: operation)
+                throw serverError("the server was still loading its data set after \(waited) (it answered LOADING); try again when it has", operation: operation)
             }
             usleep(50_000)
             waited += .milliseconds(50)
-        }
+        } while try exchange([RedisCommand("PING")], operation: operation)[0].errorMessage?.hasPrefix("LOADING") == true
     }
 
     /// `MOVED 3999 127.0.0.1:6381` → the host and port.
@@ -130,30 +131,37 @@ final class RedisConnection {
     }
 
     /// A cursor loop (`HSCAN`, `ZSCAN`) with the next command sent ahead: as
-    /// soon as a reply names the next cursor (`next` gives the command, or `nil`
-    /// at the end), that command goes out, and `body` handles the reply while the
-    /// server finds the next batch. `body` returns false to stop. The first
-    /// command follows redirections as ``send(_:operation:transaction:)`` does.
+    /// soon as a reply names the next cursor (`next` gives the command, the
+    /// cursor and how many elements the reply holds, or `nil` at the end), that
+    /// command goes out, and `body` handles the reply while the server finds
+    /// the next batch. `body` returns false to stop. The first command follows
+    /// redirections as ``send(_:operation:transaction:)`` does. A server that
+    /// never gets to the end throws, as `bound` says (``RedisScanBound``).
     ///
     /// A redirection or a server loading its data set in the middle of the loop
     /// (a slot moved, a node restarted) starts it again from `first`, through
     /// ``send(_:operation:transaction:)``: `body` then sees replies it saw
     /// before, and must pass over what it already gave (cursors are not valid
     /// across nodes).
-    func cursorLoop(first: RedisCommand, operation: String, next: (RedisReply) throws -> RedisCommand?,
+    func cursorLoop(first: RedisCommand, bound start: RedisScanBound, operation: String,
+                    next: (RedisReply) throws -> (command: RedisCommand, cursor: [UInt8], returned: Int)?,
                     body: (RedisReply) throws -> Bool) throws {
         var reply = try send([first], operation: operation)[0]
         var restarts = 0
+        var bound = start
         while true {
             if let message = reply.errorMessage {
                 let moving = ["MOVED ", "ASK ", "TRYAGAIN", "LOADING"].contains { message.hasPrefix($0) }
                 guard moving && restarts < 5 else { throw serverError(message, operation: operation) }
                 restarts += 1
+                bound = start   // cursors start again
                 reply = try send([first], operation: operation)[0]
                 continue
             }
             let current = reply
-            guard try sendAhead(try next(reply), operation: operation, then: { try body(current) }) else { return }
+            let following = try next(reply)
+            if let following { try bound.advance(to: following.cursor, returned: following.returned) }
+            guard try sendAhead(following?.command, operation: operation, then: { try body(current) }) else { return }
             reply = try readReply(operation: operation)
         }
     }
@@ -307,7 +315,8 @@ final class RedisConnection {
         if address.database != 0 { setup.append(RedisCommand("SELECT", String(address.database))) }
         setup.append(RedisCommand("CLIENT", "ID"))
         let replies = try exchange(setup, operation: operation)
-        clientID = replies.last?.integer
+        // Only an integer: the ID goes into a CLIENT KILL after a lost reply.
+        if case .integer(let id)? = replies.last { clientID = id }
         for (command, reply) in zip(setup, replies) where command.name != "CLIENT" {
             if let message = reply.errorMessage {
                 disconnect()

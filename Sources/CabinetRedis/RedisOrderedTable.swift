@@ -16,8 +16,10 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
     var isDamaged: Bool { false }
 
     override var byteCount: UInt64 {
-        guard (try? checkOpen()) != nil else { return 0 }
-        return memoryUsage(of: [key, orderKey])
+        get throws {
+            try checkOpen()
+            return try memoryUsage(of: [key, orderKey])
+        }
     }
 
     func removeAll() throws {
@@ -96,15 +98,11 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
                                    : command("ZRANGEBYLEX", key: orderKey, arguments: [low, high])
             var ranged = range
             ranged.append("LIMIT"); ranged.append("0"); ranged.append(String(batch))
-            guard let members = try session.call(ranged, operation: "scan a range").elements else {
-                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "ZRANGEBYLEX gave a reply that is not a list")
-            }
-            let keys = members.compactMap(\.bytes)
+            let keys = try RedisReply.stringList(session.call(ranged, operation: "scan a range"), of: "ZRANGEBYLEX", at: path)
+            try checkRange(keys, after: descending ? high : low, before: descending ? low : high, descending: descending, batch: batch)
             if keys.isEmpty { break }
-            let values = try session.call(command("HMGET", arguments: keys), operation: "read a range").elements ?? []
-            guard values.count == keys.count else {
-                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "HMGET gave \(values.count) values for \(keys.count) keys")
-            }
+            let values = try RedisReply.optionalStrings(session.call(command("HMGET", arguments: keys), operation: "read a range"),
+                                                        count: keys.count, of: "HMGET", at: path)
             for (key, value) in zip(keys, values) {
                 guard try yieldChanges(before: key) else { return }
                 if next < changes.count, changes[next].key == key {
@@ -115,7 +113,7 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
                 }
                 if pendingValue(key) != nil { continue }
                 // A key whose record is gone (never left so by a save) is passed over.
-                guard let value = value.bytes else { continue }
+                guard let value else { continue }
                 if try !yield(key, value) { return }
             }
             if keys.count < batch { break }
@@ -124,6 +122,29 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
             batch = min(batch * 8, 1024)
         }
         _ = try yieldChanges(before: nil)
+    }
+
+    /// A range's keys as the server gave them must be what was asked: at most
+    /// `batch`, each after the one before in the scan's direction, and inside
+    /// its bounds (`ZRANGEBYLEX` bounds: `[` inclusive, `(` exclusive, `-`/`+`
+    /// open). A reply that is not would answer a query with rows it did not ask for.
+    private func checkRange(_ keys: [[UInt8]], after start: [UInt8], before end: [UInt8], descending: Bool, batch: Int) throws {
+        func inOrder(_ a: [UInt8], _ b: [UInt8]) -> Bool { descending ? Self.precedes(b, a) : Self.precedes(a, b) }
+        func within(_ key: [UInt8], bound: [UInt8], beforeIt: Bool) -> Bool {
+            guard let mark = bound.first, mark == UInt8(ascii: "[") || mark == UInt8(ascii: "(") else { return true }
+            let limit = Array(bound.dropFirst())
+            if key == limit { return mark == UInt8(ascii: "[") }
+            return beforeIt ? inOrder(key, limit) : inOrder(limit, key)
+        }
+        var previous: [UInt8]?
+        for key in keys {
+            guard keys.count <= batch, previous.map({ inOrder($0, key) }) ?? true,
+                  within(key, bound: start, beforeIt: false), within(key, bound: end, beforeIt: true) else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path),
+                                                   reason: "the server answered a range scan (ZRANGEBYLEX) with keys out of order or outside the range asked: it is not a sound Redis server, or something on the way changes its replies")
+            }
+            previous = key
+        }
     }
 
     /// The order of ``OrderedStorageTable``: unsigned bytes, then the shorter first.

@@ -106,36 +106,95 @@ extension RedisSession {
                 continue   // EXECABORT on the old node: nothing was written
             } catch {
                 // The reply is lost with the connection: the save may or may not be in.
-                if try committedDespiteLostReply(entry.token, killing: clientID, on: connection) { return renaming }
+                if try isInLog(entry.token, after: "the connection failed with the save's reply (\(error))", killing: clientID, on: connection) {
+                    return renaming
+                }
                 throw error
             }
-            // A command refused while queueing (OOM under maxmemory, a wrong type) aborts the EXEC.
-            if let refused = replies.dropLast().lazy.compactMap(\.errorMessage).first {
-                throw serverError(refused, operation: "save (nothing was written)")
-            }
-            switch replies.last {
-            case .array(let results)?:
-                if let failed = results.lazy.compactMap(\.errorMessage).first {
-                    // Redis goes on after a command fails inside EXEC: the rest of the save is in.
-                    // Only a key of the wrong type does that, and the tables' types are checked at open.
-                    throw serverError(failed, operation: "save (a key of the store has the wrong type, so part of the save may be in; run `cabinet verify`)")
-                }
-                guard results.count == body.count - 2, let version = results[incrIndex - 1].integer else {
-                    throw serverError("EXEC gave \(results.count) results for \(body.count - 2) commands", operation: "save")
-                }
+            switch outcome(of: replies, body: body, incrIndex: incrIndex) {
+            case .committed(let version):
                 // Everything up to this save taken in before it: so it is after it (it is this process's own).
                 if takenVersion == version - 1 { takenVersion = version }
                 knownVersion = version
                 return renaming
-            case .null?:
+            case .watchFailed:
                 continue   // another process saved between WATCH and EXEC: look at what it changed
-            case .error(let message)?:
-                throw serverError(message, operation: "save (nothing was written)")
-            default:
-                throw serverError("EXEC gave no reply", operation: "save")
+            case .aborted(let refused):
+                throw serverError(refused, operation: "save (nothing was written)")
+            case .partlyFailed(let failed):
+                // Redis goes on after a command fails inside EXEC: the rest of the save is in.
+                // Only a key of the wrong type does that, and the tables' types are checked at open.
+                throw serverError(failed, operation: "save (a key of the store has the wrong type, so part of the save may be in; run `cabinet verify`)")
+            case .unknown(let odd):
+                // The replies contradict each other or are not of their commands' types: the
+                // server ran the EXEC (its reply came), but what it did is known only from the log.
+                connection.disconnect()
+                if try isInLog(entry.token, after: odd, killing: nil, on: connection) { return renaming }
+                throw serverError("\(odd); the store's log shows that the save is not in", operation: "save (nothing was written)")
             }
         }
         throw CabinetError.saveConflict(path: path, reason: "other processes saved (or the cluster moved the store) 20 times while this save was being tried")
+    }
+
+    /// ``committedDespiteLostReply(_:killing:on:)``, after `what` made the
+    /// outcome of the save with `token` unknown; if the log can't be read
+    /// either, throws an error that says the outcome is unknown (the save's
+    /// token stays among this process's own, so the next save that finds it
+    /// in the log passes over it, and writes the same changes again).
+    private func isInLog(_ token: [UInt8], after what: String, killing clientID: Int64?, on connection: RedisConnection) throws -> Bool {
+        do {
+            return try committedDespiteLostReply(token, killing: clientID, on: connection)
+        } catch {
+            throw serverError("\(what), and the store's log could not be read to find out whether the save is in (\(error)); the outcome is unknown until the next save, which finds out from the log and writes the same changes again",
+                              operation: "save (outcome unknown)")
+        }
+    }
+
+    /// What a save's `MULTI` … `EXEC` did, as its replies say.
+    enum Outcome {
+        case committed(version: Int64)
+        /// `EXEC` answered nil: a watched key changed; nothing was written.
+        case watchFailed
+        /// A command was refused while queued and `EXEC` said it aborted: nothing was written.
+        case aborted(String)
+        /// A command failed inside the `EXEC`: the rest of the save is in.
+        case partlyFailed(String)
+        /// Replies that are not what the commands answer, or that contradict each other (in words).
+        case unknown(String)
+    }
+
+    /// Reads a save's replies: `MULTI`'s `OK`, a `QUEUED` for each command, then
+    /// `EXEC`'s results (one per command, the version's count an integer), or
+    /// its nil, or its `EXECABORT` after a refused command. Anything else (a
+    /// reply forged or damaged on the way) leaves the outcome unknown: a refused
+    /// command whose `EXEC` ran anyway, an `EXEC` error with every command queued.
+    func outcome(of replies: [RedisReply], body: [RedisCommand], incrIndex: Int) -> Outcome {
+        guard replies.count == body.count, let exec = replies.last else {
+            return .unknown("the server gave \(replies.count) replies to the save's \(body.count) commands")
+        }
+        var refused: String?
+        for (index, reply) in replies.dropLast().enumerated() {
+            switch reply {
+            case .status(let text) where text == (index == 0 ? "OK" : "QUEUED"): continue
+            case .error(let message) where index > 0: refused = refused ?? message
+            default: return .unknown("the server answered \(body[index].name) in the save's MULTI with \(reply.kind)")
+            }
+        }
+        switch exec {
+        case .error(let message) where refused != nil && message.hasPrefix("EXECABORT"):
+            return .aborted(refused!)
+        case .null where refused == nil:
+            return .watchFailed
+        case .array(let results) where refused == nil:
+            if let failed = results.lazy.compactMap(\.errorMessage).first { return .partlyFailed(failed) }
+            guard results.count == body.count - 2, case .integer(let version) = results[incrIndex - 1], version > 0 else {
+                return .unknown("the save's EXEC gave \(results.count) results for \(body.count - 2) commands, or no count of saves")
+            }
+            return .committed(version: version)
+        default:
+            return .unknown(refused.map { "the server refused a command of the save (\($0)) but its EXEC answered \(exec.kind)" }
+                            ?? "the save's EXEC answered \(exec.kind) though every command was queued")
+        }
     }
 
     /// Whether every staging may be renamed over its table (round one of a
@@ -193,7 +252,9 @@ extension RedisSession {
                                           operation: "save (read the store's log)", transaction: true)
         if let message = replies.lazy.compactMap(\.errorMessage).first { throw serverError(message, operation: "save (read the store's log)") }
         guard try version(in: replies[1]) == current else { return }   // EXEC will answer nil: the next round reads again
-        let items = replies[0].elements ?? []
+        guard let items = replies[0].elements else {
+            throw RedisReply.unexpected(replies[0], to: "LRANGE of the store's log", wanted: "a list", at: path)
+        }
         guard items.count == Int(missed) else {
             throw CabinetError.saveConflict(path: path, reason: "the store's log holds \(items.count) of the \(missed) saves since this process read it")
         }
@@ -230,7 +291,9 @@ extension RedisSession {
         guard case .array(let results)? = replies.last, results.count == 2 else {
             throw serverError("the log could not be read after the connection failed", operation: "save")
         }
-        let entries = results[1].elements ?? []
+        guard let entries = results[1].elements else {
+            throw RedisReply.unexpected(results[1], to: "LRANGE of the store's log", wanted: "a list", at: path)
+        }
         guard let position = entries.firstIndex(where: { $0.bytes.map { Array($0.prefix(16)) } == token }) else { return false }
         let version = try self.version(in: results[0])
         guard version >= Int64(position) else { return false }

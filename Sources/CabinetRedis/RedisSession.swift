@@ -117,7 +117,7 @@ final class RedisSession {
 
     /// The store's version now.
     func currentVersion() throws -> Int64 {
-        try call(RedisCommand("GET", keys.version), operation: "read the store's version").integer ?? 0
+        try version(in: call(RedisCommand("GET", keys.version), operation: "read the store's version"))
     }
 
     // MARK: Other processes' saves
@@ -157,7 +157,9 @@ final class RedisSession {
             }
             let now = try self.version(in: results[0])
             guard now == current else { current = now; continue }   // a save came between: read again
-            let items = results[1].elements ?? []
+            guard let items = results[1].elements else {
+                throw RedisReply.unexpected(results[1], to: "LRANGE of the store's log", wanted: "a list", at: path)
+            }
             guard items.count == Int(missed) else { return ([whole], current) }
             // An entry that does not decode changed who knows what: all of it.
             return (items.reversed().map { $0.bytes.flatMap(RedisCommitLog.Entry.init(decoding:)) ?? whole }, current)

@@ -26,9 +26,11 @@ extension RedisTable {
             var stopped = false
             try session.checkOpen()
             try session.withConnection { connection in
-                try connection.cursorLoop(first: scan(from: Array("0".utf8)), operation: "scan", next: { reply in
-                    let cursor = try parts(reply).cursor
-                    return cursor == Array("0".utf8) ? nil : scan(from: cursor)
+                let size = try RedisReply.count(try connection.call(command("HLEN"), operation: "scan"), of: "HLEN", at: path)
+                try connection.cursorLoop(first: scan(from: Array("0".utf8)), bound: RedisScanBound(command: "HSCAN", location: path, size: size),
+                                          operation: "scan", next: { reply in
+                    let (cursor, fields) = try parts(reply)
+                    return cursor == Array("0".utf8) ? nil : (scan(from: cursor), cursor, fields.count / 2)
                 }, body: { reply in
                     var field: UnsafeRawBufferPointer?
                     try parts(reply).fields.forEach { index, element in

@@ -72,39 +72,53 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     // MARK: StorageTable
 
+    /// `HLEN`, and the open transaction's changes as they will count after the
+    /// commit; a failure (or a reply that is not a count) throws.
     var recordCount: Int {
-        guard (try? checkOpen()) != nil else { return 0 }
-        var count = pendingClear ? 0 : Int((try? session.call(command("HLEN")))?.integer ?? 0)
-        guard let pending, !pending.isEmpty else { return count }
-        // A transaction's changes count as they will after the commit.
-        let entries = pending.entries
-        let exists = pendingClear ? entries.map { _ in false }
-            : ((try? session.callAll(entries.map { command("HEXISTS", arguments: [$0.key]) }, operation: "count records")) ?? []).map { $0.integer == 1 }
-        for ((_, value), had) in zip(entries, exists) {
-            let has = value != nil
-            if had && !has { count -= 1 }
-            if !had && has { count += 1 }
+        get throws {
+            try checkOpen()
+            var count = pendingClear ? 0 : try RedisReply.count(try session.call(command("HLEN"), operation: "count records"),
+                                                                  of: "HLEN", at: path)
+            guard let pending, !pending.isEmpty else { return count }
+            let entries = pending.entries
+            let exists = pendingClear ? entries.map { _ in false }
+                : try session.callAll(entries.map { command("HEXISTS", arguments: [$0.key]) }, operation: "count records").map {
+                    try RedisReply.count($0, of: "HEXISTS", at: path) == 1
+                }
+            guard exists.count == entries.count else {
+                throw CabinetError.malformedRecord(RecordLocation(file: path), reason: "the server gave \(exists.count) replies to \(entries.count) HEXISTS")
+            }
+            for ((_, value), had) in zip(entries, exists) {
+                let has = value != nil
+                if had && !has { count -= 1 }
+                if !had && has { count += 1 }
+            }
+            return count
         }
-        return count
     }
 
     /// What Redis says the table's keys take in its memory (`MEMORY USAGE`, sampled).
     var byteCount: UInt64 {
-        guard (try? checkOpen()) != nil else { return 0 }
-        return memoryUsage(of: [key])
+        get throws {
+            try checkOpen()
+            return try memoryUsage(of: [key])
+        }
     }
 
-    func memoryUsage(of keys: [[UInt8]]) -> UInt64 {
-        let replies = (try? session.callAll(keys.map { RedisCommand("MEMORY", "USAGE", bytes: $0) },
-                                            operation: "measure the table")) ?? []
-        return replies.reduce(0) { $0 + UInt64(max(0, $1.integer ?? 0)) }
+    /// `MEMORY USAGE` of `keys`, added up (a key that is not there takes nothing).
+    func memoryUsage(of keys: [[UInt8]]) throws -> UInt64 {
+        let replies = try session.callAll(keys.map { RedisCommand("MEMORY", "USAGE", bytes: $0) }, operation: "measure the table")
+        return try replies.reduce(0) { total, reply in
+            if case .null = reply { return total }
+            return total + UInt64(try RedisReply.count(reply, of: "MEMORY USAGE", at: path))
+        }
     }
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try checkOpen()
         if let change = try pendingValue(key, { value in try value.map(body) }) { return change }
         let reply = try session.call(command("HGET", arguments: [Array(key)]), operation: "read")
-        guard let value = reply.bytes else { return nil }
+        guard let value = try RedisReply.optionalString(reply, of: "HGET", at: path) else { return nil }
         return try value.withUnsafeBytes(body)
     }
 

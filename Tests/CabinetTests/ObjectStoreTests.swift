@@ -307,6 +307,17 @@ import Testing
         try store.save()
         #expect(try store.namedBuffer(forName: "Favorite") == nil)
         #expect(throws: CabinetError.invalidName("")) { try store.setNamedBuffer(DataBuffer(), forName: "") }
+        // A set or a removal not saved yet can be dropped: the stored buffer stays.
+        var kept = DataBuffer(); kept.writeString("kept")
+        try store.setNamedBuffer(kept, forName: "Kept")
+        try store.save()
+        try store.setNamedBuffer(DataBuffer(), forName: "Kept")
+        try store.discardUnsavedNamedBuffer(forName: "Kept")
+        try store.removeNamedBuffer(forName: "Kept")
+        try store.discardUnsavedNamedBuffer(forName: "Kept")
+        #expect(!store.hasUnsavedChanges)
+        try store.save()
+        #expect(try store.namedBuffer(forName: "Kept").map { var copy = $0; return try copy.readString() } == "kept")
         store.close()
     }
 

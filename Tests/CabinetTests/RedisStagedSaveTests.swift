@@ -107,7 +107,7 @@ import Glibc
         let table = try check.openTable(named: "T")
         for row in 1_000..<1_005 { #expect(try Self.read(table, row) == "b-\(row)") }
         for row in 0..<60 { #expect(try Self.read(table, row) == "a-\(row)") }
-        #expect(table.recordCount == 65)
+        #expect(try table.recordCount == 65)
         #expect(Self.stagings(server, store: name).isEmpty, "the unused staging went with the save")
         a.close(); b.close(); check.close()
     }
@@ -126,7 +126,7 @@ import Glibc
         server.cli("UNLINK", staging)   // gone (as if evicted): a RENAME of it would fail inside the EXEC
         try table.commitTransaction()
         for row in [0, 39, 40, 99] { #expect(try Self.read(table, row) == "new-\(row)") }
-        #expect(table.recordCount == 100)
+        #expect(try table.recordCount == 100)
     }
 
     @Test func aStagingChangedBeforeTheCommitIsNotRenamed() throws {
@@ -142,7 +142,7 @@ import Glibc
         #expect(Self.renames(server) == 0)
         #expect(try Array("stray".utf8).withUnsafeBytes { try table.withValue(forKey: $0) { _ in true } } == nil)
         #expect(try Self.read(table, 29) == "mine-29")
-        #expect(table.recordCount == 30)
+        #expect(try table.recordCount == 30)
     }
 
     @Test func removalsAndChangesOfRecordsThatWereThereGoThroughTheStaging() throws {
@@ -166,7 +166,7 @@ import Glibc
         #expect(try Self.read(table, 3) == "back-3")
         #expect(try Self.read(table, 5) == "changed-5" && Self.read(table, 6) == "changed-6")
         #expect(try Self.read(table, 39) == "more-39")
-        #expect(table.recordCount == 38)
+        #expect(try table.recordCount == 38)
     }
 
     @Test func aTableBiggerThanTheSaveIsNotCopied() throws {
@@ -197,7 +197,7 @@ import Glibc
         try table.abortTransaction()
         #expect(Self.stagings(server, store: name).isEmpty)
         #expect(try Self.read(table, 0) == nil)
-        #expect(table.recordCount == 0)
+        #expect(try table.recordCount == 0)
     }
 
     @Test func aConflictingSaveWritesNothingAndKeepsItsChangesPending() throws {
@@ -257,7 +257,7 @@ import Glibc
         #expect(ttl > 0, "a staging without a lifetime would stay for ever if this process died now (TTL \(ttl))")
         try table.commitTransaction()
         #expect(server.cli("TTL", "{\(name)}:T").trimmingCharacters(in: .whitespacesAndNewlines) == "-1", "the table itself never expires")
-        #expect(table.recordCount == 600)
+        #expect(try table.recordCount == 600)
     }
 
     @Test func alternatingSetsAndRemovalsOfDifferentRowsGoInFewCommands() throws {

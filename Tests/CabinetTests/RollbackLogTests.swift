@@ -36,7 +36,7 @@ import Testing
         #expect(try logSize(of: table.path) == 0)
         // What a reader in another process decides before it opens the file.
         #expect(throws: Never.self) { try TokyoCabinetTable.refuseInterruptedTransaction(table.path) }
-        #expect(table.recordCount == 198)
+        #expect(try table.recordCount == 198)
         let value = try RawTokyoCabinet.rowKey(2).withUnsafeBytes { key in try table.withValue(forKey: key) { Array($0) } }
         #expect(value == [UInt8](repeating: 1, count: 100), "the committed value, not the rolled-back one")
     }

@@ -128,8 +128,8 @@ class ForwardingTable: StorageTable {
     let inner: any StorageTable
     init(name: String, inner: any StorageTable) { self.name = name; self.inner = inner }
     var path: String { inner.path }
-    var recordCount: Int { inner.recordCount }
-    var byteCount: UInt64 { inner.byteCount }
+    var recordCount: Int { get throws { try inner.recordCount } }
+    var byteCount: UInt64 { get throws { try inner.byteCount } }
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try inner.withValue(forKey: key, body)
     }

@@ -52,7 +52,7 @@ import Testing
         let reopened = try TokyoCabinetBackend(directory: killed)
         defer { reopened.close() }
         let copy = try reopened.openTable(named: "Song")
-        #expect(copy.recordCount == 300, "the transaction is rolled back, header included")
+        #expect(try copy.recordCount == 300, "the transaction is rolled back, header included")
         #expect(try (2..<302).allSatisfy { try fill(of: $0, in: copy) == 1 })
         #expect(try fill(of: 302, in: copy) == nil)
         #expect(!FileManager.default.fileExists(atPath: killed + "/Song.wal"), "the rollback finished and removed the log")
@@ -60,7 +60,7 @@ import Testing
         try copy.beginTransaction()
         for row in 302..<1_302 { try put(row, 3, into: copy) }
         try copy.commitTransaction()
-        #expect(copy.recordCount == 1_300)
+        #expect(try copy.recordCount == 1_300)
         #expect(try (2..<302).allSatisfy { try fill(of: $0, in: copy) == 1 })
         #expect(try (302..<1_302).allSatisfy { try fill(of: $0, in: copy) == 3 })
     }

@@ -91,7 +91,7 @@ extension ObjectStore {
     func build(_ indexes: ClassIndexes, of entry: ClassEntry, catalog: IndexCatalog) throws {
         let table = indexes.table
         try clear(table)
-        let total = max(entry.table.recordCount - 1, 0)
+        let total = max(try entry.table.recordCount - 1, 0)
         var batch = 0, done = 0
         func report() { indexBuildProgress?(IndexBuildProgress(className: entry.name, rowsDone: done, rowsTotal: max(total, done))) }
         try table.beginTransaction()

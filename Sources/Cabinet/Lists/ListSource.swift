@@ -9,6 +9,9 @@ struct ListScope: Hashable, CustomStringConvertible {
     var row: UInt32
     var slot: UInt8
 
+    /// The length of a root's key, and of the start of each of its nodes' keys.
+    static let rootKeySize = 6
+
     /// The key of the list's root record: class ID, row (little-endian), slot.
     var rootKey: [UInt8] {
         var key: [UInt8] = [classID]

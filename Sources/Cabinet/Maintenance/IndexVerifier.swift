@@ -50,7 +50,7 @@ enum IndexVerifier {
             return [problem(file, className, "its catalog is damaged: \(error)")]
         }
         // A file without a catalog is being built (or waits to be): the next open builds it.
-        guard let catalog else { return table.recordCount > 0 ? [problem(file, className, "an index file without a catalog (a build that did not finish)")] : [] }
+        guard let catalog else { return try table.recordCount > 0 ? [problem(file, className, "an index file without a catalog (a build that did not finish)")] : [] }
         // An earlier layout is not damage: the next writable open builds the file again in this one.
         guard catalog.hasCurrentEntries else { return [] }
         let numbers = Set(catalog.indexes.map(\.number))
@@ -162,8 +162,9 @@ enum IndexVerifier {
         }
         // The file's own count of its records (Tokyo Cabinet keeps it apart) must be what is there.
         let counted = 1 + rowRecords + records
-        if table.recordCount != counted {
-            problems.append(problem(file, className, "the file counts \(table.recordCount) records but holds \(counted)"))
+        let fileCount = try table.recordCount
+        if fileCount != counted {
+            problems.append(problem(file, className, "the file counts \(fileCount) records but holds \(counted)"))
         }
         return problems
     }

@@ -163,7 +163,7 @@ extension ObjectStore {
             for name in names {
                 counter.begin(name)
                 let table = try backend.openTable(named: name)
-                let (before, records) = (counter.completed, counter.isReporting ? table.recordCount : 0)
+                let (before, records) = (counter.completed, counter.isReporting ? try table.recordCount : 0)
                 try table.compact { counter.advance(to: before + $0) }
                 counter.advance(to: before + records)
             }

@@ -79,7 +79,7 @@ public struct StoreInfo: Sendable {
                 return info
             }
             let table = try backend.openTable(named: name)
-            var info = Table(name: name, records: table.recordCount, bytes: table.byteCount)
+            var info = Table(name: name, records: try table.recordCount, bytes: try table.byteCount)
             if !ObjectStore.isAuxiliaryTable(name) {
                 let format = try table.withValue(forRow: ClassMetadata.rowID) { $0.count == 6 ? "bnr" : "cabinet" }
                 if let metadata = try ClassRegistrar.readMetadata(of: table, className: name) {

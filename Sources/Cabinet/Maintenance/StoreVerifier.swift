@@ -168,7 +168,7 @@ public enum StoreVerifier {
             return
         }
         let metadata = try ClassRegistrar.readMetadata(of: table, className: name)
-        if metadata == nil && table.recordCount > 0 {
+        if try metadata == nil && table.recordCount > 0 {
             problems.append(Problem(location: location, reason: "the file has records but no metadata row"))
         }
         var rows: [UInt32] = []

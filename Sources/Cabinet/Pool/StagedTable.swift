@@ -84,8 +84,8 @@ class StagedTable: StorageTable {
     // MARK: StorageTable
 
     var path: String { base.path }
-    var recordCount: Int { staging.isDirect ? base.recordCount : base.recordCount + countDelta }
-    var byteCount: UInt64 { base.byteCount }
+    var recordCount: Int { get throws { staging.isDirect ? try base.recordCount : try base.recordCount + countDelta } }
+    var byteCount: UInt64 { get throws { try base.byteCount } }
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         // Nothing staged (the first block of a group reads): no key copied.

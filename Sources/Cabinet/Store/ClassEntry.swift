@@ -92,7 +92,8 @@ final class ClassEntry {
             denseLimit = max(denseLimit, wanted)
             return
         }
-        let counted = table.recordCount
+        // Only the directory's size depends on the count: one that cannot be read leaves it as it is.
+        guard let counted = try? table.recordCount else { return }
         recordCountForDenseLimit = counted
         denseLimit = max(denseLimit, min(wanted, backed(counted)))
     }

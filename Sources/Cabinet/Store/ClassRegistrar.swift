@@ -50,9 +50,10 @@ struct ClassRegistrar {
             metadata = existing
             try checkLastRowID(metadata, of: table, name: name)
         } else {
-            if table.recordCount > 0 {
+            let records = try table.recordCount
+            if records > 0 {
                 throw CabinetError.malformedMetadata(RecordLocation(file: table.path, className: name, rowID: ClassMetadata.rowID),
-                                                     reason: "the file has \(table.recordCount) records but no metadata row")
+                                                     reason: "the file has \(records) records but no metadata row")
             }
             metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
             metadata.checksummed = store.recordFormat == .checksummed

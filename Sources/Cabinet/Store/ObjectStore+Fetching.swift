@@ -128,7 +128,7 @@ extension ObjectStore {
         useDetector.enter("count(of:)")
         defer { useDetector.leave() }
         let entry = try requireEntry(for: type)
-        return try readingCommittedState { max(entry.table.recordCount - 1, 0) }
+        return try readingCommittedState { max(try entry.table.recordCount - 1, 0) }
     }
 
     /// Loads a fault's content now, throwing if it cannot be read (a `@Stored`
@@ -281,7 +281,7 @@ extension ObjectStore {
             // A store other processes write: their saves are taken in before the scan, never during it.
             return try readingCommittedState { try scan(type, reserve: reserve, body) }
         }
-        let records = entry.table.recordCount
+        let records = try entry.table.recordCount
         reserve(max(records - 1, 0) + entry.inserted.count)
         entry.prepareForScan()
         entry.live.reserve(upTo: min(entry.metadata.lastRowID, entry.denseLimit))

@@ -73,6 +73,28 @@ extension ObjectStore {
         pendingNamedBuffers[name] = .some(nil)
     }
 
+    /// Forgets a ``setNamedBuffer(_:forName:)`` or ``removeNamedBuffer(forName:)``
+    /// of `name` not saved yet: the next read gives the stored buffer, and the
+    /// next save leaves it as it is. The way out of a conflict on a named buffer
+    /// alone, when another process saved the same name first.
+    ///
+    /// ```swift
+    /// do {
+    ///     try store.save()
+    /// } catch let error as CabinetError where error.code == .saveConflict {
+    ///     try store.discardUnsavedNamedBuffer(forName: "Favorite")   // theirs stays
+    ///     try store.save()
+    /// }
+    /// ```
+    public func discardUnsavedNamedBuffer(forName name: String) throws {
+        useDetector.enter("discardUnsavedNamedBuffer(forName:)")
+        defer { useDetector.leave() }
+        if isSaving { changeDuringSave("discardUnsavedNamedBuffer(forName:)") }
+        try checkOpen()
+        try ObjectStore.validateBufferName(name)
+        pendingNamedBuffers[name] = nil
+    }
+
     /// The table of named buffers; `nil` if there is none yet and `creating` is
     /// false. Throws ``CabinetError/missingClassFile(_:classID:)`` if the catalog
     /// lists it and its file is gone: reading it as empty, or creating it anew,

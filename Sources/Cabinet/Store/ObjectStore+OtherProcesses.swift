@@ -8,6 +8,10 @@
 /// changes, and its save throws ``CabinetError/Code-swift.struct/saveConflict``;
 /// ``refresh(discardingConflicts:)`` settles that.
 ///
+/// Out-of-line lists conflict record by record, through their owners: a save
+/// that changed one owner's list is no conflict for another owner's. A named
+/// buffer set here and not saved conflicts with their save of the same name.
+///
 /// What the app copied out of the store is not tracked: a named buffer read,
 /// changed and set again after another process's save was taken in overwrites
 /// theirs (one set before is a conflict), as does a value read from an object
@@ -16,7 +20,8 @@ extension ObjectStore {
     /// Takes in other processes' saves now, without waiting for their
     /// announcement; with `discardingConflicts`, settles conflicts in their
     /// favour: an object with unsaved changes here that one of their saves
-    /// changed too loses those changes (and the undo history is cleared), so
+    /// changed too loses those changes (and the undo history is cleared), as
+    /// does a named buffer set here under a name one of them saved, so
     /// that a `save()` that threw ``CabinetError/Code-swift.struct/saveConflict``
     /// can be tried again after the app applies its change anew. On a backend
     /// with one writer (Tokyo Cabinet, memory) it does nothing.
@@ -84,12 +89,17 @@ extension ObjectStore {
         /// Takes in `keys` (`nil`: every row) of table `name`.
         func takeIn(_ keys: Set<[UInt8]>?, ofTable name: String) throws {
             guard let entry = entriesByName[name] else {
-                // Lists and named buffers: what is not saved yet here conflicts; indexes are read at the save.
-                if name == ObjectStore.listsTableName, entriesByName.values.contains(where: { $0.writesLists && $0.hasChanges }) {
-                    stale.markWhole(name)
+                // Lists and named buffers record by record, as rows; indexes are read at the save.
+                if name == ObjectStore.listsTableName {
+                    takeIn(listRecords: keys)
                 } else if name == ObjectStore.namedBuffersTableName {
                     for buffer in pendingNamedBuffers.keys where keys?.contains(Array(buffer.utf8)) ?? true {
-                        stale.mark(name, Array(buffer.utf8))
+                        if discardingConflicts {
+                            pendingNamedBuffers[buffer] = nil
+                            discarded = true
+                        } else {
+                            stale.mark(name, Array(buffer.utf8))
+                        }
                     }
                 }
                 return
@@ -121,6 +131,31 @@ extension ObjectStore {
             }
         }
 
+        /// Takes in the list records of `keys` (`nil`: all) through their owners: a
+        /// list's records are written only with its owner's row, so an owner
+        /// brought up to date (or discarded) reads its lists again, and one
+        /// that keeps unsaved changes makes those records (or, for a whole
+        /// table, its row) a conflict. Other owners' lists are no conflict.
+        func takeIn(listRecords keys: Set<[UInt8]>?) {
+            guard let keys else {
+                for owner in entriesByName.values where owner.writesLists {
+                    owner.live.forEachObject { object in
+                        // A new object's row was handed to this process alone: their lists are not its own.
+                        if object.changeState != .inserted, !takeIn(object, of: owner) {
+                            stale.mark(owner.name, withUnsafeBytes(of: object.rowID.littleEndian, Array.init))
+                        }
+                    }
+                }
+                return
+            }
+            for key in keys where key.count >= ListScope.rootKeySize {
+                let row = UInt32(key[1]) | UInt32(key[2]) << 8 | UInt32(key[3]) << 16 | UInt32(key[4]) << 24
+                guard let owner = resolver.entry(classID: key[0]), entriesByName[owner.name] === owner,
+                      let object = owner.live.object(at: row) else { continue }
+                if !takeIn(object, of: owner) { stale.mark(ObjectStore.listsTableName, key) }
+            }
+        }
+
         // What was stale before and still is (its unsaved changes are still here), then what these saves changed.
         for (name, keys) in staleRows { try takeIn(keys, ofTable: name) }
         for save in saves {
@@ -140,12 +175,10 @@ extension ObjectStore {
 private struct StaleRows {
     var rows: [String: Set<[UInt8]>?] = [:]
 
+    /// Every stale row is named by its key: none marks a whole table.
     mutating func mark(_ table: String, _ key: [UInt8]) {
-        if case .some(.none) = rows[table] { return }
         var keys = rows[table].flatMap { $0 } ?? []
         keys.insert(key)
         rows[table] = keys
     }
-
-    mutating func markWhole(_ table: String) { rows[table] = .some(nil) }
 }

@@ -40,7 +40,7 @@ extension ObjectStore {
         // In a pool's write block: while no block reads, and announced to the pool's subscribers.
         try writingTables(announcing: entries) {
             for entry in entries where !entry.inserted.isEmpty {
-                try entry.table.reserveCapacity(entry.table.recordCount + entry.inserted.count)
+                try entry.table.reserveCapacity(try entry.table.recordCount + entry.inserted.count)
             }
             // Classes that write StoredLists may change the lists' table too.
             let lists = try makeListWriter(for: entries)

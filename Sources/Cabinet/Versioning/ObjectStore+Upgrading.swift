@@ -42,7 +42,7 @@ extension ObjectStore {
         defer { entry.recordsChanged() }
         let target = entry.type.version
         var rewritten = 0
-        var counter = ProgressCounter(progress, total: max(entry.table.recordCount - 1, 0))
+        var counter = ProgressCounter(progress, total: max(try entry.table.recordCount - 1, 0))
         counter.begin(entry.name)
         if options.perInstanceVersioning {
             rewritten = try upgradeVersionedRecords(entry, to: target, batchSize: max(1, batchSize), counter: &counter)
@@ -89,7 +89,7 @@ extension ObjectStore {
                                          counter: inout ProgressCounter) throws -> Int {
         var rewritten = 0
         var seen = 0
-        let stored = max(entry.table.recordCount - 1, 0)
+        let stored = max(try entry.table.recordCount - 1, 0)
         var start = ClassMetadata.firstObjectRowID
         let last = entry.metadata.lastRowID
         // Walk the row IDs in batches; stop once every stored record was seen, so a

@@ -13,7 +13,7 @@ extension ObjectStore {
     /// the trees an older version kept are deleted with the rewrite, not orphaned.
     func upgradeListWriter(for entry: ClassEntry) throws -> ListWriter? {
         guard recordFormat != .plain, let table = try listsTable(creating: false) else { return nil }
-        guard entry.writesLists || table.recordCount > 0 else { return nil }
+        guard try entry.writesLists || table.recordCount > 0 else { return nil }
         return ListWriter(table: table, format: recordFormat, backend: backend)
     }
 

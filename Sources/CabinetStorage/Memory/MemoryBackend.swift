@@ -4,7 +4,7 @@
 /// ```swift
 /// let backend = MemoryBackend(name: "scratch")
 /// let notes = try backend.openTable(named: "Notes")    // created empty
-/// print(notes.recordCount, try backend.tableNames())    // 0 ["Notes"]
+/// print(try notes.recordCount, try backend.tableNames())    // 0 ["Notes"]
 /// ```
 /// It behaves like ``TokyoCabinetBackend`` (transactions included), and its
 /// content lives as long as the backend. Nothing of it outlives the process, so

@@ -7,8 +7,8 @@
 /// ```swift
 /// final class MyTable: StorageTable {
 ///     let path: String                       // for messages: "/tmp/music/Song", "redis://host/music:Song"
-///     var recordCount: Int { ... }
-///     var byteCount: UInt64 { ... }
+///     var recordCount: Int { get throws { ... } }
+///     var byteCount: UInt64 { get throws { ... } }
 ///     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? { ... }
 ///     func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws { ... }
 ///     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws { ... }
@@ -32,11 +32,14 @@ public protocol StorageTable: AnyObject {
     var path: String { get }
 
     /// The number of records (every key, whatever the layer above keeps there).
-    var recordCount: Int { get }
+    /// Throws if it cannot be learnt (a remote table whose server failed):
+    /// never a count it did not read.
+    var recordCount: Int { get throws }
 
     /// The bytes the table occupies where it is kept: a file's size, free space
     /// included, or what an in-memory or remote table holds. For `cabinet info`.
-    var byteCount: UInt64 { get }
+    /// Throws if it cannot be learnt, as ``recordCount``.
+    var byteCount: UInt64 { get throws }
 
     /// Calls `body` with the value stored under `key`, or returns `nil` if there
     /// is none. The bytes are valid only during `body`; an error `body` throws

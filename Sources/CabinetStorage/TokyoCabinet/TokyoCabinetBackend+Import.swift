@@ -103,8 +103,9 @@ extension TokyoCabinetBackend {
                 .malformedRecord(RecordLocation(file: reader.path, className: name),
                                  reason: "the imported copy differs from the source (\(why)), so nothing was imported. Check that nothing writes to the source, then import again")
             }
-            guard table.recordCount == written.records else {
-                throw differs("\(table.recordCount) records written, \(written.records) read")
+            let records = try table.recordCount
+            guard records == written.records else {
+                throw differs("\(records) records written, \(written.records) read")
             }
             var keys = Set<[UInt8]>()
             try reader.forEachRecord(in: survey) { key, value in

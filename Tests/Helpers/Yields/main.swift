@@ -23,7 +23,7 @@ do {
     }
     try table.commitTransaction()
     let skipped = TokyoCabinetYields.importIsSkipped("sched_yield").map { $0 ? "skipped" : "bound" } ?? "none"
-    print("\(TokyoCabinetYields.skip()) | slot \(skipped) | \(table.recordCount) records")
+    print("\(TokyoCabinetYields.skip()) | slot \(skipped) | \(try table.recordCount) records")
 } catch {
     FileHandle.standardError.write(Data("cabinet-test-yields: \(error)\n".utf8))
     exit(1)
