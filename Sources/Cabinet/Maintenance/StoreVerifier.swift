@@ -141,8 +141,8 @@ public enum StoreVerifier {
     /// A problem if the table's own count of its records (a Tokyo Cabinet file's
     /// header keeps it apart from them) is not the number a scan read: a damaged
     /// count makes `count(of:)` lie, and one of 2^63 or more once stopped the program.
-    private static func countProblem(_ table: any StorageTable, holds records: Int, at location: RecordLocation) -> Problem? {
-        let counted = table.recordCount
+    private static func countProblem(_ table: any StorageTable, holds records: Int, at location: RecordLocation) throws -> Problem? {
+        let counted = try table.recordCount
         guard counted != records else { return nil }
         return Problem(location: location, reason: "the file counts \(counted) records (or more) but holds \(records); `cabinet compact` writes the count again")
     }
@@ -164,7 +164,7 @@ public enum StoreVerifier {
                 if let problem = checksumProblem(value, format: format, at: here) { problems.append(problem) }
                 return true
             }
-            if let problem = countProblem(table, holds: records, at: location) { problems.append(problem) }
+            if let problem = try countProblem(table, holds: records, at: location) { problems.append(problem) }
             return
         }
         let metadata = try ClassRegistrar.readMetadata(of: table, className: name)
@@ -197,7 +197,7 @@ public enum StoreVerifier {
             }
             return true
         }
-        if let problem = countProblem(table, holds: records, at: location) { problems.append(problem) }
+        if let problem = try countProblem(table, holds: records, at: location) { problems.append(problem) }
         // The scan reads records in file order; the app finds them through the hash
         // index. A damaged bucket array leaves records the scan sees but a lookup misses.
         for rowID in rows {
