@@ -14,7 +14,7 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
         providingAttributesFor member: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
-        guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
+        guard declaration.as(ClassDeclSyntax.self)?.inheritanceClause != nil, let variable = member.as(VariableDeclSyntax.self),
               let property = ModelProperty(variable), property.isTracked, !variable.hasAttribute("Stored") else { return [] }
         return ["@Cabinet.Stored"]
     }
@@ -25,7 +25,7 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
         conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
-        guard let classDeclaration = declaration.as(ClassDeclSyntax.self) else {
+        guard let classDeclaration = declaration.as(ClassDeclSyntax.self), classDeclaration.inheritanceClause != nil else {
             context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAClass))
             return []
         }

@@ -20,7 +20,7 @@ extension DataBuffer {
         writeRawValue(value) { $1.write(to: &$0) }
     }
 
-    /// Reads an enum written by ``writeModelValue(_:)-(Value)``.
+    /// Reads an enum written by `writeModelValue(_:)`.
     @inlinable
     public mutating func readModelValue<Value: RawRepresentable>(_ type: Value.Type) throws -> Value where Value.RawValue: StorableRawValue {
         try readRawValue(type) { try Value.RawValue.read(from: &$0) }
@@ -69,4 +69,13 @@ extension DataBuffer {
     public mutating func readModelValue<Value: RawRepresentable>(_ type: [Value].Type) throws -> [Value] where Value.RawValue: StorableRawValue {
         try readArray(minimumElementSize: 1) { try $0.readModelValue(Value.self) }
     }
+
+    /// What the compiler picks for a type no overload above takes: an error
+    /// that says what @StoredModel can store.
+    @available(*, unavailable, message: "@StoredModel stores a type it does not know only as a StoredObject subclass (T? or [T]) or an enum whose raw value DataBuffer writes: mark the property @Transient, or write read(from:) and write(to:)")
+    public mutating func writeModelValue<Value>(_ value: Value) {}
+
+    /// The read of the unavailable `writeModelValue(_:)`.
+    @available(*, unavailable, message: "@StoredModel stores a type it does not know only as a StoredObject subclass (T? or [T]) or an enum whose raw value DataBuffer writes: mark the property @Transient, or write read(from:) and write(to:)")
+    public mutating func readModelValue<Value>(_ type: Value.Type) throws -> Value { fatalError("unreachable") }
 }

@@ -20,6 +20,22 @@ struct DiagnosticTests {
         }
     }
 
+    @Test func aClassThatInheritsFromNothingIsNoModel() {
+        assertMacro {
+            """
+            @StoredModel
+            final class Point { var x = 0 }
+            """
+        } diagnostics: {
+            """
+            @StoredModel
+            ┬───────────
+            ╰─ 🛑 @StoredModel applies to a class that inherits from StoredObject
+            final class Point { var x = 0 }
+            """
+        }
+    }
+
     @Test func aVersionOutsideOneTo255IsAnError() {
         assertMacro {
             """
