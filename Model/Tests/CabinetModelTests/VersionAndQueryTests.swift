@@ -107,6 +107,27 @@ import Testing
         }
     }
 
+    @Test(arguments: BackendKind.allCases)
+    func undoRestoresAMacroClassesPropertiesAndRedoReappliesThem(_ kind: BackendKind) throws {
+        let directory = try TemporaryDirectory()
+        try withStore(try kind.newBackend(in: directory), Song.self, Album.self) { store in
+            let song = Song()
+            song.title = "Car"
+            song.tags = ["road"]
+            store.insert(song)
+            try store.save()
+            store.undoManager.beginGroup(named: "Rename")
+            song.title = "Road trip"
+            song.tags.append("night")
+            song.playCount = 3            // @Transient: neither recorded nor restored
+            store.undoManager.endGroup()
+            try store.undoManager.undo()
+            #expect(song.title == "Car" && song.tags == ["road"] && song.playCount == 3)
+            try store.undoManager.redo()
+            #expect(song.title == "Road trip" && song.tags == ["road", "night"])
+        }
+    }
+
     private func withStore(_ backend: any StorageBackend, _ types: StoredObject.Type..., body: (ObjectStore) throws -> Void) throws {
         let store = try ObjectStore(backend: backend)
         defer { store.close() }
