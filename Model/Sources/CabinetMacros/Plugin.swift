@@ -3,5 +3,5 @@ import SwiftSyntaxMacros
 
 @main
 struct CabinetMacrosPlugin: CompilerPlugin {
-    let providingMacros: [Macro.Type] = [StoredModelMacro.self, MarkerMacro.self]
+    let providingMacros: [Macro.Type] = [StoredModelMacro.self, MarkerMacro.self, StorableCheckMacro.self]
 }

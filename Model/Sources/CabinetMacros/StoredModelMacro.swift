@@ -15,8 +15,12 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard declaration.as(ClassDeclSyntax.self)?.inheritanceClause != nil, let variable = member.as(VariableDeclSyntax.self),
-              let property = ModelProperty(variable), property.isTracked, !variable.hasAttribute("Stored") else { return [] }
-        return ["@Cabinet.Stored"]
+              let property = ModelProperty(variable), property.isTracked else { return [] }
+        var attributes: [AttributeSyntax] = variable.hasAttribute("Stored") ? [] : ["@Cabinet.Stored"]
+        if let type = property.type, case .success(let coding) = ValueCoding.of(type), coding.isOverloaded {
+            attributes.append("@CabinetModel._StorableCheck")
+        }
+        return attributes
     }
 
     public static func expansion(
@@ -93,6 +97,26 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
             }
         }
         return names
+    }
+}
+
+/// `@_StorableCheck`, which `@StoredModel` adds to a property whose type it
+/// knows only by name: a function that is never called but reads the type as
+/// `read(from:)` does, so that a type no `readModelValue` takes is an error on
+/// the property itself rather than only in the generated method.
+public struct StorableCheckMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let variable = declaration.as(VariableDeclSyntax.self), let property = ModelProperty(variable),
+              let type = property.type, case .success(let coding) = ValueCoding.of(type) else { return [] }
+        return ["""
+            private static func _cabinetStorable_\(raw: property.name)(_ buffer: inout Cabinet.DataBuffer) throws {
+                _ = \(raw: coding.read("buffer"))
+            }
+            """]
     }
 }
 

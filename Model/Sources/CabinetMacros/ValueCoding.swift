@@ -16,6 +16,9 @@ struct ValueCoding: Sendable {
     let indexKind: IndexKind
     /// Whether it is `String` or `String?`, which a full-text index accepts.
     var isText = false
+    /// Whether it goes through `writeModelValue` (a type known only by name),
+    /// which the compiler checks on the property (`@_StorableCheck`).
+    var isOverloaded = false
 
     enum IndexKind { case value, references, none }
 
@@ -92,9 +95,11 @@ struct ValueCoding: Sendable {
     /// Written through `writeModelValue`, whose overloads the compiler picks by
     /// what `type` turns out to be (a StoredObject subclass, an enum).
     private static func overloaded(_ type: String, minimumSize: Int, index: IndexKind) -> ValueCoding {
-        ValueCoding(
+        var coding = ValueCoding(
             write: { "\($0).writeModelValue(\($1))" }, read: { "try \($0).readModelValue(\(type).self)" },
             minimumSize: minimumSize, indexKind: index)
+        coding.isOverloaded = true
+        return coding
     }
 
     /// A plain type name that is no scalar the macro knows: an enum or a StoredObject subclass.
@@ -120,10 +125,12 @@ struct ValueCoding: Sendable {
             return .success(overloaded("\(name)?", minimumSize: 1, index: .value))   // a reference or an optional enum
         }
         return of(wrapped).map { inner in
-            ValueCoding(
+            var coding = ValueCoding(
                 write: { "\($0).writeOptional(\($1)) { \(inner.write("$0", "$1")) }" },
                 read: { "try \($0).readOptional { \(inner.read("$0")) }" },
                 minimumSize: 1, indexKind: inner.indexKind == .value ? .value : .none)
+            coding.isOverloaded = inner.isOverloaded
+            return coding
         }
     }
 
@@ -136,10 +143,12 @@ struct ValueCoding: Sendable {
             return .success(overloaded("[\(name)]", minimumSize: 4, index: .references))   // a to-many relationship or enums
         }
         return of(element).map { inner in
-            ValueCoding(
+            var coding = ValueCoding(
                 write: { "\($0).writeArray(\($1)) { \(inner.write("$0", "$1")) }" },
                 read: { "try \($0).readArray(minimumElementSize: \(inner.minimumSize)) { \(inner.read("$0")) }" },
                 minimumSize: 4, indexKind: .none)
+            coding.isOverloaded = inner.isOverloaded
+            return coding
         }
     }
 }

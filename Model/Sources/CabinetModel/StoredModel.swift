@@ -67,3 +67,9 @@ public macro Since(_ version: UInt8) = #externalMacro(module: "CabinetMacros", t
 /// ```
 @attached(peer)
 public macro Removed(in version: UInt8) = #externalMacro(module: "CabinetMacros", type: "MarkerMacro")
+
+/// Added by `@StoredModel` to a property whose type it knows only by name (a
+/// reference, an enum): makes a type it cannot store an error on that property.
+/// Not for use by hand.
+@attached(peer, names: prefixed(_cabinetStorable_))
+public macro _StorableCheck() = #externalMacro(module: "CabinetMacros", type: "StorableCheckMacro")

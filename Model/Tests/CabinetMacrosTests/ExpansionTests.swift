@@ -30,7 +30,7 @@ struct ExpansionTests {
                 @Cabinet.Stored var lyrics: String? = nil
                 @Cabinet.Stored
                 var added: Date? = nil
-                @Cabinet.Stored
+                @Cabinet.Stored @CabinetModel._StorableCheck
                 var album: Album? = nil
                 @Cabinet.Stored
                 var tags: [String] = []
@@ -83,7 +83,7 @@ struct ExpansionTests {
             final class Album: StoredObject {
                 @Cabinet.Stored
                 var name = ""
-                @Cabinet.Stored var songs: [Song] = []
+                @Cabinet.Stored @CabinetModel._StorableCheck var songs: [Song] = []
                 @Cabinet.Stored var year: UInt16 = 0
 
                 override func read(from buffer: inout Cabinet.DataBuffer) throws {
@@ -160,6 +160,34 @@ struct ExpansionTests {
 
                 override class var version: UInt8 {
                     3
+                }
+            }
+            """
+        }
+    }
+
+    @Test func aTypeKnownOnlyByNameIsReadOnceOnItsPropertySoThatAnErrorIsShownThere() {
+        assertMacro {
+            """
+            final class Song: StoredObject {
+                @_StorableCheck var album: Album? = nil
+                @_StorableCheck var moods: [Mood?] = []
+            }
+            """
+        } expansion: {
+            """
+            final class Song: StoredObject {
+                var album: Album? = nil
+
+                private static func _cabinetStorable_album(_ buffer: inout Cabinet.DataBuffer) throws {
+                    _ = try buffer.readModelValue(Album?.self)
+                }
+                var moods: [Mood?] = []
+
+                private static func _cabinetStorable_moods(_ buffer: inout Cabinet.DataBuffer) throws {
+                    _ = try buffer.readArray(minimumElementSize: 1) {
+                        try $0.readModelValue(Mood?.self)
+                    }
                 }
             }
             """

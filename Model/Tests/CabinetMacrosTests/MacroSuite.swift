@@ -9,4 +9,5 @@ let cabinetMacros: [String: Macro.Type] = [
     "Transient": MarkerMacro.self,
     "Since": MarkerMacro.self,
     "Removed": MarkerMacro.self,
+    "_StorableCheck": StorableCheckMacro.self,
 ]

@@ -160,11 +160,11 @@ struct TypeExpansionTests {
                 var anything: StoredObject? = nil
                 @Cabinet.Stored
                 var everything: [StoredObject] = []
-                @Cabinet.Stored
+                @Cabinet.Stored @CabinetModel._StorableCheck
                 var mood: Mood = .calm
-                @Cabinet.Stored
+                @Cabinet.Stored @CabinetModel._StorableCheck
                 var lastMood: Mood? = nil
-                @Cabinet.Stored
+                @Cabinet.Stored @CabinetModel._StorableCheck
                 var moods: [Mood] = []
 
                 override func read(from buffer: inout Cabinet.DataBuffer) throws {
