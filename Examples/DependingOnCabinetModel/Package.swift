@@ -3,6 +3,7 @@ import PackageDescription
 
 // An app's package that uses the @StoredModel macro (a checkout of Cabinet
 // beside the app, in ../cabinet; the macro's package is its Model folder).
+// Run it: copy this folder beside a checkout named cabinet, then `swift run`.
 // `Tools/check-package-graph.sh` resolves it and checks that SwiftPM fetched
 // swift-log and swift-syntax, and nothing the macro's tests use.
 let package = Package(
