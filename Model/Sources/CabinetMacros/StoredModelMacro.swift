@@ -113,7 +113,7 @@ public struct StorableCheckMacro: PeerMacro {
         guard let variable = declaration.as(VariableDeclSyntax.self), let property = ModelProperty(variable),
               let type = property.type, case .success(let coding) = ValueCoding.of(type) else { return [] }
         return ["""
-            private static func _cabinetStorable_\(raw: property.name)(_ buffer: inout Cabinet.DataBuffer) throws {
+            private static func _cabinetStorable_\(raw: property.name.filter { $0 != "`" })(_ buffer: inout Cabinet.DataBuffer) throws {
                 _ = \(raw: coding.read("buffer"))
             }
             """]

@@ -172,6 +172,7 @@ struct ExpansionTests {
             final class Song: StoredObject {
                 @_StorableCheck var album: Album? = nil
                 @_StorableCheck var moods: [Mood?] = []
+                @_StorableCheck var `default`: Mood = .calm
             }
             """
         } expansion: {
@@ -188,6 +189,11 @@ struct ExpansionTests {
                     _ = try buffer.readArray(minimumElementSize: 1) {
                         try $0.readModelValue(Mood?.self)
                     }
+                }
+                var `default`: Mood = .calm
+
+                private static func _cabinetStorable_default(_ buffer: inout Cabinet.DataBuffer) throws {
+                    _ = try buffer.readModelValue(Mood.self)
                 }
             }
             """

@@ -81,6 +81,7 @@ final class Album: StoredObject {
 @StoredModel
 final class Track: StoredObject {
     var title = ""
+    var `default`: Mood = .calm             // a name that needs backticks
 }
 
 /// The first version of Disc, as a program that shipped it wrote it.
