@@ -21,6 +21,10 @@ TOOLS := --package-path Tools
 tools: deps
 	$(SWIFT) build $(TOOLS) --product cabinet
 
+# The @StoredModel macro is a package of its own too (Model/: swift-syntax), so
+# only the apps that use it build swift-syntax.
+MODEL := --package-path Model
+
 # Installs the `cabinet` command: make install PREFIX=/usr/local (the default).
 PREFIX ?= /usr/local
 install: deps
@@ -58,6 +62,8 @@ test: deps package-graph docs
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --disable-xctest
 	$(SWIFT) test $(TOOLS) --skip-build --disable-xctest
+	$(SWIFT) build $(MODEL) --build-tests
+	$(SWIFT) test $(MODEL) --skip-build --disable-xctest
 
 # The whole suite under AddressSanitizer (use after free, double free, overflow),
 # helpers included, in a scratch path of its own. LeakSanitizer runs too; the

@@ -63,7 +63,8 @@ import Testing
     /// Every Swift file of Examples/ and Tests/, as lines without their indentation.
     static func compiledSources() throws -> [[String]] {
         var sources: [String] = []
-        for folder in ["Examples", "Tests"] {
+        // Model/Tests: the @StoredModel samples, compiled by the macro's own package.
+        for folder in ["Examples", "Tests", "Model/Tests"] {
             let enumerator = FileManager.default.enumerator(atPath: Self.root + "/" + folder)
             while let name = enumerator?.nextObject() as? String {
                 // A package under Examples/ (NotesService) keeps its build and its

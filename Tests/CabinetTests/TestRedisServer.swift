@@ -1,3 +1,4 @@
+// Also linked into the macro package's store tests (Model/Tests/CabinetModelTests/Shared).
 import Cabinet
 import CabinetRedis
 import Foundation

@@ -22,6 +22,30 @@ extension DataBuffer {
         return readPointer(at: start).load(as: UInt8.self)
     }
 
+    /// Writes an Int8 as one byte, two's complement.
+    @inlinable public mutating func writeInt8(_ value: Int8) { appendRaw(UInt8(bitPattern: value)) }
+
+    /// Reads an Int8 written by ``writeInt8(_:)``.
+    @inlinable public mutating func readInt8() throws -> Int8 { Int8(bitPattern: try readUInt8()) }
+
+    /// Writes a UInt16, little-endian.
+    @inlinable public mutating func writeUInt16(_ value: UInt16) { appendLittleEndian(value) }
+
+    /// Reads a little-endian UInt16.
+    @inlinable public mutating func readUInt16() throws -> UInt16 { try readLittleEndian(UInt16.self) }
+
+    /// Writes an Int16, little-endian two's complement.
+    @inlinable public mutating func writeInt16(_ value: Int16) { appendLittleEndian(value) }
+
+    /// Reads a little-endian Int16.
+    @inlinable public mutating func readInt16() throws -> Int16 { try readLittleEndian(Int16.self) }
+
+    /// Writes an Int32, little-endian two's complement.
+    @inlinable public mutating func writeInt32(_ value: Int32) { appendLittleEndian(value) }
+
+    /// Reads a little-endian Int32.
+    @inlinable public mutating func readInt32() throws -> Int32 { try readLittleEndian(Int32.self) }
+
     /// Writes a UInt32, little-endian.
     @inlinable public mutating func writeUInt32(_ value: UInt32) { appendLittleEndian(value) }
 
@@ -48,6 +72,18 @@ extension DataBuffer {
         let value = try readLittleEndian(Int64.self)
         guard let result = Int(exactly: value) else {
             throw malformed("the integer \(value) does not fit in Int")
+        }
+        return result
+    }
+
+    /// Writes a `UInt` as 8 bytes (a UInt64), whatever the platform's word size.
+    @inlinable public mutating func writeUInt(_ value: UInt) { appendLittleEndian(UInt64(value)) }
+
+    /// Reads a `UInt` written by ``writeUInt(_:)``.
+    @inlinable public mutating func readUInt() throws -> UInt {
+        let value = try readLittleEndian(UInt64.self)
+        guard let result = UInt(exactly: value) else {
+            throw malformed("the integer \(value) does not fit in UInt")
         }
         return result
     }

@@ -1,0 +1,159 @@
+import SwiftSyntax
+
+/// How one stored type is written and read: the `DataBuffer` calls the
+/// hand-written class would make, as source text. The type is known only by
+/// its spelling; a name the macro does not know (an enum, a `StoredObject`
+/// subclass) is written through `writeModelValue`, whose overloads the
+/// compiler picks by what the type is.
+struct ValueCoding: Sendable {
+    /// Writes the value `$value` (a placeholder) into `buffer`.
+    let write: @Sendable (_ buffer: String, _ value: String) -> String
+    /// Reads a value from `buffer` (an expression that throws).
+    let read: @Sendable (_ buffer: String) -> String
+    /// The fewest bytes a value takes, for `readArray(minimumElementSize:)`.
+    let minimumSize: Int
+    /// What an index on the property is: `.value`, `.references`, or none.
+    let indexKind: IndexKind
+    /// Whether it is `String` or `String?`, which a full-text index accepts.
+    var isText = false
+    /// Whether it goes through `writeModelValue` (a type known only by name),
+    /// which the compiler checks on the property (`@_StorableCheck`).
+    var isOverloaded = false
+
+    enum IndexKind { case value, references, none }
+
+    /// Calls `writeX(value)` / `readX()`.
+    static func method(_ name: String, size: Int, index: IndexKind = .value) -> ValueCoding {
+        ValueCoding(write: { "\($0).write\(name)(\($1))" }, read: { "try \($0).read\(name)()" }, minimumSize: size, indexKind: index)
+    }
+
+    /// Scalar types by spelling, with the method that writes them.
+    static let scalars: [String: ValueCoding] = {
+        var table: [String: ValueCoding] = [:]
+        for (names, method, size) in [
+            (["Int8"], "Int8", 1), (["UInt8"], "UInt8", 1), (["Bool"], "Bool", 1),
+            (["Int16"], "Int16", 2), (["UInt16"], "UInt16", 2),
+            (["Int32"], "Int32", 4), (["UInt32"], "UInt32", 4),
+            (["Int64"], "Int64", 8), (["UInt64"], "UInt64", 8), (["Int"], "Int", 8), (["UInt"], "UInt", 8),
+            (["Float", "Float32"], "Float32", 4), (["Double", "Float64"], "Float64", 8),
+            (["Data", "Foundation.Data"], "Data", 4),
+        ] as [([String], String, Int)] {
+            for name in names { table[name] = .method(method, size: size, index: method == "Data" ? .none : .value) }
+        }
+        var string = ValueCoding.method("String", size: 4)
+        string.isText = true
+        table["String"] = string
+        table["Swift.String"] = string
+        let date = ValueCoding(
+            write: { "\($0).writeDate(\($1))" },
+            // writeDate writes the reference date as 0, which readDate reads as nil.
+            read: { "(try \($0).readDate() ?? Foundation.Date(timeIntervalSinceReferenceDate: 0))" },
+            minimumSize: 8, indexKind: .value)
+        table["Date"] = date
+        table["Foundation.Date"] = date
+        return table
+    }()
+
+    /// Arrays with a method of their own.
+    static let arrays: [String: String] = [
+        "String": "Strings", "UInt32": "UInt32s", "Int64": "Int64s", "Float64": "Float64s", "Double": "Float64s",
+    ]
+
+    /// The coding of `type`, or why it cannot be stored.
+    static func of(_ type: TypeSyntax) -> Result<ValueCoding, Unstorable> {
+        if let optional = type.as(OptionalTypeSyntax.self) {
+            return optionalCoding(of: optional.wrappedType)
+        }
+        if let array = type.as(ArrayTypeSyntax.self) {
+            return arrayCoding(of: array.element)
+        }
+        if let named = type.as(IdentifierTypeSyntax.self), let generic = named.genericArgumentClause {
+            let arguments = generic.arguments.map { $0.argument.trimmedDescription }
+            switch (named.name.text, arguments.count) {
+            case ("StoredList", 1):
+                return .success(ValueCoding(
+                    write: { "\($0).writeList(\($1))" }, read: { "try \($0).readList(of: \(arguments[0]).self)" },
+                    minimumSize: 4, indexKind: .none))
+            case ("Optional", 1), ("Array", 1):
+                let inner = TypeSyntax(stringLiteral: arguments[0])
+                return named.name.text == "Optional" ? optionalCoding(of: inner) : arrayCoding(of: inner)
+            default:
+                return .failure(.generic(named.name.text))
+            }
+        }
+        if type.is(IdentifierTypeSyntax.self) || type.is(MemberTypeSyntax.self) {
+            let name = type.trimmedDescription
+            if let scalar = scalars[name] { return .success(scalar) }
+            if ["StoredObject", "Cabinet.StoredObject"].contains(name) { return .failure(.bareObject(name)) }
+            if ["Any", "AnyObject"].contains(name) { return .failure(.shape(name)) }
+            if ["Set", "Dictionary", "Character", "URL", "UUID", "Decimal"].contains(name) { return .failure(.known(name)) }
+            return .success(overloaded(name, minimumSize: 1, index: .value))   // an enum
+        }
+        return .failure(.shape(type.trimmedDescription))
+    }
+
+    /// Written through `writeModelValue`, whose overloads the compiler picks by
+    /// what `type` turns out to be (a StoredObject subclass, an enum).
+    private static func overloaded(_ type: String, minimumSize: Int, index: IndexKind) -> ValueCoding {
+        var coding = ValueCoding(
+            write: { "\($0).writeModelValue(\($1))" }, read: { "try \($0).readModelValue(\(type).self)" },
+            minimumSize: minimumSize, indexKind: index)
+        coding.isOverloaded = true
+        return coding
+    }
+
+    /// A plain type name that is no scalar the macro knows: an enum or a StoredObject subclass.
+    private static func isOtherName(_ type: TypeSyntax) -> Bool {
+        let plain = type.as(IdentifierTypeSyntax.self).map { $0.genericArgumentClause == nil } ?? type.is(MemberTypeSyntax.self)
+        return plain && scalars[type.trimmedDescription] == nil
+    }
+
+    private static func optionalCoding(of wrapped: TypeSyntax) -> Result<ValueCoding, Unstorable> {
+        let name = wrapped.trimmedDescription
+        switch name {
+        case "String", "Swift.String":
+            var coding = ValueCoding.method("OptionalString", size: 4)
+            coding.isText = true
+            return .success(coding)
+        case "Date", "Foundation.Date":
+            return .success(ValueCoding(write: { "\($0).writeDate(\($1))" }, read: { "try \($0).readDate()" }, minimumSize: 8, indexKind: .value))
+        case "StoredObject", "Cabinet.StoredObject":
+            return .success(.method("AnyReference", size: 5, index: .none))
+        default: break
+        }
+        if isOtherName(wrapped) {
+            return .success(overloaded("\(name)?", minimumSize: 1, index: .value))   // a reference or an optional enum
+        }
+        return of(wrapped).map { inner in
+            var coding = ValueCoding(
+                write: { "\($0).writeOptional(\($1)) { \(inner.write("$0", "$1")) }" },
+                read: { "try \($0).readOptional { \(inner.read("$0")) }" },
+                minimumSize: 1, indexKind: inner.indexKind == .value ? .value : .none)
+            coding.isOverloaded = inner.isOverloaded
+            return coding
+        }
+    }
+
+    private static func arrayCoding(of element: TypeSyntax) -> Result<ValueCoding, Unstorable> {
+        let name = element.trimmedDescription
+        if let method = arrays[name] { return .success(.method(method, size: 4, index: .none)) }
+        if name == "UInt8" { return .success(.method("Bytes", size: 4, index: .none)) }
+        if name == "StoredObject" || name == "Cabinet.StoredObject" { return .success(.method("AnyReferences", size: 4, index: .none)) }
+        if isOtherName(element) {
+            return .success(overloaded("[\(name)]", minimumSize: 4, index: .references))   // a to-many relationship or enums
+        }
+        return of(element).map { inner in
+            var coding = ValueCoding(
+                write: { "\($0).writeArray(\($1)) { \(inner.write("$0", "$1")) }" },
+                read: { "try \($0).readArray(minimumElementSize: \(inner.minimumSize)) { \(inner.read("$0")) }" },
+                minimumSize: 4, indexKind: .none)
+            coding.isOverloaded = inner.isOverloaded
+            return coding
+        }
+    }
+}
+
+/// Why a type cannot be stored; the diagnostic says what to do instead.
+enum Unstorable: Error {
+    case generic(String), bareObject(String), known(String), shape(String)
+}

@@ -1,0 +1,1 @@
+../../../../Tests/CabinetTests/TestRedisServer.swift
