@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 
 /// The lock that keeps readers in other processes off the tables while the
 /// writer changes them: `flock` on `.cabinet-commit`, an empty file a writer
@@ -39,6 +40,11 @@ final class CommitLock {
     private let path: String
     /// How many calls of ``holding(whenTaken:_:)`` are running.
     private var depth = 0
+    /// The writer's lock among its own threads: `flock` excludes other processes
+    /// only (a second `flock` on the same open file succeeds at once), and a pool
+    /// takes the commit lock on its writer's thread while its closing, on another
+    /// thread, may take it as the writer lets go. Recursive, as the calls nest.
+    private let inProcess = NSRecursiveLock()
 
     private init(descriptor: Int32, turn: Int32, exclusive: Bool, path: String) {
         self.descriptor = descriptor
@@ -106,6 +112,8 @@ final class CommitLock {
     /// outermost call only: a reader brings its handles up to date there.
     func holding<R>(whenTaken: () throws -> Void, _ body: () throws -> R) throws -> R {
         guard descriptor >= 0 else { return try body() }
+        if exclusive { inProcess.lock() }
+        defer { if exclusive { inProcess.unlock() } }
         if depth > 0 {
             depth += 1
             defer { depth -= 1 }
@@ -143,6 +151,8 @@ final class CommitLock {
 
     /// Closes the files (which releases the locks). Calling it twice does nothing.
     func close() {
+        inProcess.lock()
+        defer { inProcess.unlock() }
         if turn >= 0 { closeDescriptor(turn) }
         turn = -1
         guard descriptor >= 0 else { return }
