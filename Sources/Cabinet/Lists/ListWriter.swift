@@ -30,21 +30,27 @@ final class ListWriter {
     private let undoLists: UndoListRegistry?
     /// Nodes of those trees that this save deletes: no longer stored once it committed.
     private var unstored: [ListNode] = []
+    /// On a backend other processes write, the roots this store saved (``ListRootsWritten``).
+    private let writtenRoots: ListRootsWritten?
 
     init(table: any StorageTable, format: RecordFormat, backend: any StorageBackend, cache: ListNodeCache? = nil,
-         undoLists: UndoListRegistry? = nil) {
+         undoLists: UndoListRegistry? = nil, writtenRoots: ListRootsWritten? = nil) {
         self.table = table
         self.format = format
         self.backend = backend
         self.cache = cache
         self.undoLists = undoLists
+        self.writtenRoots = writtenRoots
     }
 
     func commit() {
         for node in unstored { node.forgetStorage() }
         unstored.removeAll()
         for (node, storage) in written { node.stored(as: storage) }
-        for (node, storage) in roots { node.base = storage }
+        for (node, storage) in roots {
+            node.base = storage
+            writtenRoots?.committed(storage.id, of: storage.scope)
+        }
         written.removeAll()
         roots.removeAll()
         if let cache {
@@ -120,8 +126,14 @@ final class ListWriter {
         let old = isNew ? nil : try ListWriter.readRoot(scope, in: table, format: format, owner: owner)
         // A copy of the list taken before a later save of it: whatever it changed
         // since, saving it would drop that save's changes (see ListNode.base).
-        if !isNew, let base = root.base, base.scope == scope, base.id != old?.root {
+        if !isNew, let base = root.base, base.scope == scope, base.id != old?.root,
+           !(old.map { writtenRoots?.unconfirmed($0.root, of: scope, from: base.id) ?? false } ?? false) {
             let now = old.map { "its root is node \($0.root) now" } ?? "it is no longer stored out of line"
+            if let writtenRoots, let old, !writtenRoots.wrote(old.root, of: scope) {
+                // Another process saved the list since this one read it: a conflict, which
+                // refresh(discardingConflicts:) settles, as for any record both saves change.
+                throw CabinetError.saveConflict(path: backend.path, reason: "both changed the list \(scope) of \(owner) (\(now))")
+            }
             throw CabinetError.staleList(owner, reason: "\(scope): the copy comes from the tree under node \(base.id), but a later save replaced it (\(now))")
         }
         if let old, root.storage == ListNodeStorage(scope: scope, id: old.root), root.count == old.count {
@@ -143,6 +155,7 @@ final class ListWriter {
         }
         let rootID = try writeNodes(root, scope: scope, kept: kept, owner: owner, to: sink)
         try sink(scope.rootKey, ListRecords.encodeRoot(count: root.count, root: rootID, format: format))
+        writtenRoots?.writing(rootID, of: scope, base: root.base?.id)
         rooted(list, at: ListNodeStorage(scope: scope, id: rootID))
     }
 

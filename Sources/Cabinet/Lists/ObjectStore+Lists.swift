@@ -68,7 +68,8 @@ extension ObjectStore {
     func makeListWriter(for entries: [ClassEntry]) throws -> ListWriter? {
         guard recordFormat != .plain, entries.contains(where: \.writesLists), let table = try listsTable(creating: false) else { return nil }
         return ListWriter(table: table, format: recordFormat, backend: backend,
-                          cache: context?.listNodes, undoLists: undoListRegistry.isEmpty ? nil : undoListRegistry)
+                          cache: context?.listNodes, undoLists: undoListRegistry.isEmpty ? nil : undoListRegistry,
+                          writtenRoots: listRootsWritten)
     }
 
     /// After a save committed: the nodes it wrote are stored from now on.

@@ -132,7 +132,8 @@ extension WriteGroup {
             throw CabinetError.missingClassFile(RecordLocation(file: root.backend.location(ofTable: ObjectStore.listsTableName)), classID: nil)
         }
         let table = staging.table(over: base, named: ObjectStore.listsTableName)
-        let writer = ListWriter(table: table, format: root.recordFormat, backend: root.backend, cache: listNodes)
+        let writer = ListWriter(table: table, format: root.recordFormat, backend: root.backend, cache: listNodes,
+                                writtenRoots: root.listRootsWritten)
         try pendingLists.flush(writer) { key, value in
             try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
         }

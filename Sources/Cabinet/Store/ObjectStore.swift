@@ -118,6 +118,9 @@ public final class ObjectStore {
     @exclusivity(unchecked) var snapshotBuffer = DataBuffer(capacity: 256)
     /// The undo snapshots that keep list trees, for the saves that delete their nodes.
     let undoListRegistry = UndoListRegistry()
+    /// The lists' roots this store saved, on a backend other processes write
+    /// (shared with a pool's contexts and group); `nil` with one writer.
+    let listRootsWritten: ListRootsWritten?
 
     /// Where the store reports what it cannot throw: a fault that could not be
     /// loaded (error), a save's journal replayed at open (notice). Set it to
@@ -210,6 +213,7 @@ public final class ObjectStore {
         ownsBackend = true
         otherWriters = backend as? any OtherWritersBackend
         rowReservations = services.isReadOnly ? nil : otherWriters.map(RowReservations.init(backend:))
+        listRootsWritten = otherWriters == nil ? nil : ListRootsWritten()
         undoManager.store = self
         // A save killed between its files left a journal: finish that save before anything else.
         if !backend.services.isReadOnly { try recoverInterruptedSave() }
@@ -233,6 +237,7 @@ public final class ObjectStore {
         ownsBackend = false
         otherWriters = nil
         rowReservations = template.root.rowReservations
+        listRootsWritten = template.root.listRootsWritten
         coordinatesReads = false
         undoManager.store = self
         undoManager.isEnabled = false

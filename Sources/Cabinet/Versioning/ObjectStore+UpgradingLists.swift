@@ -14,7 +14,7 @@ extension ObjectStore {
     func upgradeListWriter(for entry: ClassEntry) throws -> ListWriter? {
         guard recordFormat != .plain, let table = try listsTable(creating: false) else { return nil }
         guard try entry.writesLists || table.recordCount > 0 else { return nil }
-        return ListWriter(table: table, format: recordFormat, backend: backend)
+        return ListWriter(table: table, format: recordFormat, backend: backend, writtenRoots: listRootsWritten)
     }
 
     /// Rewrites the rows in `range` that `shouldRewrite` accepts (and
