@@ -25,14 +25,16 @@ import Testing
         { store in let song = Song(); song.title = title; store.insert(song) }
     }
 
-    /// A watchdog for work that must not wait on the outside readers: after a
-    /// minute it lets them go (so a regression fails instead of hanging) and says so.
+    /// A watchdog for work that must not wait on the outside readers: after five
+    /// minutes it lets them go (so a regression fails instead of hanging) and says
+    /// so. Generous: a whole suite under a sanitizer on two busy cores can keep a
+    /// test's task from running for a long while.
     private final class Watchdog: @unchecked Sendable {
         private let lock = NSLock()
         private var fired = false
         private var done = false
         init(_ release: @escaping @Sendable () -> Void) {
-            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 300) { [self] in
                 let fire = lock.withLock { () -> Bool in
                     guard !done else { return false }
                     fired = true
@@ -54,9 +56,9 @@ import Testing
         let (holder, line, input) = try Self.shell("exec flock -s \"$1/.cabinet-commit\" sh -c 'echo held; cat >/dev/null'", store: fixture.storePath)
         #expect(line == "held")
         let release: @Sendable () -> Void = { try? input.fileHandleForWriting.close() }
-        let watchdog = Watchdog(release)
         let write = Task { try await pool.write(Self.song("second")) }
         try await Task.sleep(for: .milliseconds(300))          // the writer is waiting for the lock by now
+        let watchdog = Watchdog(release)
         let count = try await pool.read { store in try store.fetchAll(Song.self).count }
         #expect(watchdog.finish(), "a read block waited behind a writer that waits for an outside reader")
         #expect(count == 1, "the write is not committed yet: the outside reader still holds the lock")
