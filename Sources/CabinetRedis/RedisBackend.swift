@@ -68,6 +68,8 @@ public final class RedisBackend: StorageBackend {
     let session: RedisSession
     /// Hears the saves of other processes (`OtherWritersBackend`).
     let subscriber: RedisSubscriber
+    /// Commits batches (see ``commit(_:)``).
+    let commits = JournaledCommit()
     private var tables: [String: RedisTable] = [:]
     /// The catalog's bytes as this backend last read or wrote them (`.some(nil)`:
     /// there was none; `nil`: not read yet), for the compare-and-set of ``writeCatalog(_:)``.
@@ -217,6 +219,20 @@ public final class RedisBackend: StorageBackend {
         for table in tables.values { table.close() }
         tables = [:]
     }
+}
+
+extension RedisBackend {
+    /// Every table's changes in one `MULTI`/`EXEC` (``GroupCommittingTable``),
+    /// big ones staged first (`RedisStagedWrite`): all or nothing, no journal.
+    public func commit(_ batch: WriteBatch) throws {
+        try commits.commit(batch, to: self)
+    }
+
+    /// `false`: a Redis commit is never left half-applied.
+    public var hasUnfinishedCommit: Bool { false }
+
+    @discardableResult
+    public func finishUnfinishedCommit() throws -> Int? { nil }
 }
 
 extension RedisBackend: OtherWritersBackend {

@@ -9,7 +9,7 @@ import CabinetStorage
 /// so a save of a million records took the client's time plus the server's.
 /// Written outside the transaction, the records go in while the client
 /// encodes the next ones (docs/FORMAT.md, "Big saves"). The transaction's
-/// changes stay in its ``RedisPendingChanges`` as well, so whatever goes wrong
+/// changes stay in its ``TableChanges`` as well, so whatever goes wrong
 /// here (a server too old for `COPY`, a dropped connection, a save of another
 /// process in between) costs only the time: the commit then sends them inside
 /// its `MULTI` as it always did, and removes the staging.
@@ -92,7 +92,7 @@ final class RedisStagedWrite {
     /// changes so far, unless the table holds more records than `pending`
     /// changes (then `nil`, and the caller may try again when the save has grown).
     /// Throws if the server refuses the script (too old for `COPY`: the caller stops trying).
-    static func start(name: String, table: [UInt8], session: RedisSession, pending: RedisPendingChanges) throws -> RedisStagedWrite? {
+    static func start(name: String, table: [UInt8], session: RedisSession, pending: TableChanges) throws -> RedisStagedWrite? {
         let token = session.keys.stagingPrefix + RedisSession.hex(RedisSession.newToken())
         let key = Array((token + ":" + name).utf8), sealedKey = Array((token + ".sealed:" + name).utf8)
         var script = RedisCommand(arguments: [Array("EVAL".utf8), Array(startScript.utf8), Array("3".utf8),

@@ -13,7 +13,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
     let path: String
     let key: [UInt8]
     /// The open transaction's changes: key → new value, or a removal. `nil` outside a transaction.
-    private(set) var pending: RedisPendingChanges?
+    private(set) var pending: TableChanges?
     /// Set by ``clear()`` inside a transaction: the records on the server are gone at the commit.
     private(set) var pendingClear = false
     /// A big transaction's changes on their way to the server (``RedisStagedWrite``).
@@ -211,7 +211,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
     func beginTransaction() throws {
         try checkOpen()
         try session.checkWritable()
-        pending = RedisPendingChanges()
+        pending = TableChanges()
         pendingClear = false
     }
 
@@ -234,7 +234,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     /// Inside a transaction: every record goes at the commit (before the transaction's own writes).
     func clear() {
-        pending = RedisPendingChanges()
+        pending = TableChanges()
         pendingClear = true
         dropStaging()
     }

@@ -43,7 +43,7 @@ import Testing
 
     @Test func aRefusedReadOnlyOpenClosesWhatItOpened() throws {
         let directory = try makeSongStore(songs: 2)
-        try Data(SaveJournal().encoded()).write(to: URL(fileURLWithPath: directory.path + "/" + TokyoCabinetBackend.journalFileName))
+        try Data(WriteBatch().encoded()).write(to: URL(fileURLWithPath: directory.path + "/" + TokyoCabinetBackend.journalFileName))
         for _ in 0..<3 {
             #expect(throws: CabinetError.self) { _ = try ObjectStore(path: directory.path, readOnly: true) }
             #expect(openFiles(under: directory.path) == [])

@@ -31,9 +31,9 @@ import Testing
     @Test func aJournalCutShortInItsFileIsNoSaveAndTheNextSaveWritesOverIt() throws {
         let directory = try TemporaryDirectory()
         try saveSongAndPlaylist(directory.path, title: "before")
-        var journal = SaveJournal()
+        var journal = WriteBatch()
         let record = DataBuffer(bytes: [1, 2, 3])
-        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.set($0, forKey: k, inTable: "Song") } }
         var whole = journal.encoded()
         whole[whole.count - 1] ^= 0xFF
         let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
@@ -53,13 +53,13 @@ import Testing
         let directory = try TemporaryDirectory()
         try saveSongAndPlaylist(directory.path, title: "before")
         func journal(_ value: UInt8) -> [UInt8] {
-            var journal = SaveJournal()
+            var journal = WriteBatch()
             let record = DataBuffer(bytes: [value, 2, 3])
-            RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+            RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.set($0, forKey: k, inTable: "Song") } }
             return journal.encoded()
         }
         let older = journal(1), newer = journal(9)
-        #expect(older.count == newer.count && SaveJournal.isWhole(older))
+        #expect(older.count == newer.count && WriteBatch.isWhole(older))
         let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
         try Data(TokyoCabinetJournalFile.header(holding: newer) + older).write(to: URL(fileURLWithPath: path))
         #expect(try !TokyoCabinetBackend.hasPendingJournal(inDirectory: directory.path))
@@ -173,9 +173,9 @@ import Testing
         try saveSongAndPlaylist(directory.path, title: "saved")
         let path = directory.path + "/" + TokyoCabinetBackend.journalFileName
         let url = URL(fileURLWithPath: path)
-        var journal = SaveJournal()
+        var journal = WriteBatch()
         let record = DataBuffer(bytes: [1, 2, 3])
-        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in record.withUnsafeBytes { journal.set($0, forKey: k, inTable: "Song") } }
         let whole = journal.encoded()
         let pending = Data(TokyoCabinetJournalFile.header(holding: whole) + whole)
         let done = Data(TokyoCabinetJournalFile.header(holding: nil))

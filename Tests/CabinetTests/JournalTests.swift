@@ -4,21 +4,21 @@ import Testing
 
 @Suite struct JournalTests {
     @Test func aJournalReplaysEveryOperationInOrder() throws {
-        var journal = SaveJournal()
+        var journal = WriteBatch()
         let key = RawTokyoCabinet.rowKey(2)
-        key.withUnsafeBytes { k in [UInt8]([1, 2, 3]).withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
-        key.withUnsafeBytes { journal.record(table: "Playlist", key: $0, value: nil) }
-        Array("Favorite".utf8).withUnsafeBytes { k in [UInt8]([9]).withUnsafeBytes { journal.record(table: "NamedBuffers", key: k, value: $0) } }
+        key.withUnsafeBytes { k in [UInt8]([1, 2, 3]).withUnsafeBytes { journal.set($0, forKey: k, inTable: "Song") } }
+        key.withUnsafeBytes { journal.set(nil, forKey: $0, inTable: "Playlist") }
+        Array("Favorite".utf8).withUnsafeBytes { k in [UInt8]([9]).withUnsafeBytes { journal.set($0, forKey: k, inTable: "NamedBuffers") } }
         var seen: [String] = []
-        try SaveJournal.replay(journal.encoded(), location: RecordLocation(file: "j")) { table, key, value in
+        try WriteBatch.replay(journal.encoded(), location: RecordLocation(file: "j")) { table, key, value in
             seen.append("\(table) \(Array(key)) \(value.map { Array($0) }.map { "\($0)" } ?? "removed")")
         }
         #expect(seen == ["Song [2, 0, 0, 0] [1, 2, 3]", "Playlist [2, 0, 0, 0] removed", "NamedBuffers [70, 97, 118, 111, 114, 105, 116, 101] [9]"])
     }
 
     @Test func aDamagedOrCutJournalAppliesNothing() throws {
-        var journal = SaveJournal()
-        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in [UInt8](repeating: 7, count: 40).withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+        var journal = WriteBatch()
+        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in [UInt8](repeating: 7, count: 40).withUnsafeBytes { journal.set($0, forKey: k, inTable: "Song") } }
         let bytes = journal.encoded()
         var variants: [[UInt8]] = [Array(bytes.dropLast(5)), Array(bytes.prefix(10)), []]
         for index in stride(from: 0, to: bytes.count, by: 7) {
@@ -29,7 +29,7 @@ import Testing
         for damaged in variants {
             var applied = 0
             #expect(throws: CabinetError.self) {
-                try SaveJournal.replay(damaged, location: RecordLocation(file: "j")) { _, _, _ in applied += 1 }
+                try WriteBatch.replay(damaged, location: RecordLocation(file: "j")) { _, _, _ in applied += 1 }
             }
             #expect(applied == 0)
         }
@@ -50,10 +50,10 @@ import Testing
         // Song has class ID 0 and Playlist 1 (registered in that order); each save writes the last row ID.
         let songMetadata = DataBuffer(bytes: ClassMetadata(lastRowID: 2, version: 1, classID: 0, salt: (1, 2)).bytes)
         let listMetadata = DataBuffer(bytes: ClassMetadata(lastRowID: 2, version: 1, classID: 1, salt: (3, 4)).bytes)
-        var journal = SaveJournal()
+        var journal = WriteBatch()
         for (table, row, record) in [("Song", UInt32(2), song), ("Playlist", UInt32(2), list),
                                      ("Song", ClassMetadata.rowID, songMetadata), ("Playlist", ClassMetadata.rowID, listMetadata)] {
-            RawTokyoCabinet.rowKey(row).withUnsafeBytes { k in record.withUnsafeBytes { journal.record(table: table, key: k, value: $0) } }
+            RawTokyoCabinet.rowKey(row).withUnsafeBytes { k in record.withUnsafeBytes { journal.set($0, forKey: k, inTable: table) } }
         }
         let backend = try TokyoCabinetBackend(directory: directory.path)
         try backend.writeJournal(journal.encoded())

@@ -45,8 +45,8 @@ import Testing
 
     @Test func aSaveFinishedFromItsJournalAtOpenIsLogged() throws {
         let directory = try makeSongStore(songs: 2)
-        var journal = SaveJournal()
-        RawTokyoCabinet.rowKey(9).withUnsafeBytes { key in journal.record(table: "Playlist", key: key, value: nil) }
+        var journal = WriteBatch()
+        RawTokyoCabinet.rowKey(9).withUnsafeBytes { key in journal.set(nil, forKey: key, inTable: "Playlist") }
         try Data(journal.encoded()).write(to: URL(fileURLWithPath: directory.path + "/" + TokyoCabinetBackend.journalFileName))
         let captured = Captured()
         let store = try ObjectStore(path: directory.path, logger: captured.logger())

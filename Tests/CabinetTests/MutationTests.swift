@@ -88,15 +88,15 @@ import Testing
     @Test func mutatedMetadataRowsAndJournalsAreRefusedCleanly() throws {
         var random = Random(state: 42)
         let metadata = ClassMetadata.new(version: 1, classID: 3).bytes
-        var journal = SaveJournal()
-        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in [UInt8](repeating: 1, count: 30).withUnsafeBytes { journal.record(table: "Song", key: k, value: $0) } }
+        var journal = WriteBatch()
+        RawTokyoCabinet.rowKey(2).withUnsafeBytes { k in [UInt8](repeating: 1, count: 30).withUnsafeBytes { journal.set($0, forKey: k, inTable: "Song") } }
         let journalBytes = journal.encoded()
         for _ in 0..<20_000 {
             let damaged = mutate(metadata, &random)
             _ = try? damaged.withUnsafeBytes { try ClassMetadata(bytes: $0, location: RecordLocation(file: "m")) }
             let cut = mutate(journalBytes, &random)
             var applied = 0
-            if (try? SaveJournal.replay(cut, location: RecordLocation(file: "j")) { _, _, _ in applied += 1 }) == nil {
+            if (try? WriteBatch.replay(cut, location: RecordLocation(file: "j")) { _, _, _ in applied += 1 }) == nil {
                 #expect(applied == 0, "a damaged journal applies nothing")
             }
         }

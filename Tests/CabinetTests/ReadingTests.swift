@@ -57,9 +57,9 @@ import Testing
         let directory = try makeStore()
         var song = DataBuffer(); song.writeUInt8(1); song.writeString("journaled"); song.writeUInt32(0)
         song.appendTrailer(for: .checksummed)
-        var journal = SaveJournal()
-        RawTokyoCabinet.rowKey(2).withUnsafeBytes { key in song.withUnsafeBytes { journal.record(table: "Song", key: key, value: $0) } }
-        RawTokyoCabinet.rowKey(9).withUnsafeBytes { key in journal.record(table: "Playlist", key: key, value: nil) }
+        var journal = WriteBatch()
+        RawTokyoCabinet.rowKey(2).withUnsafeBytes { key in song.withUnsafeBytes { journal.set($0, forKey: key, inTable: "Song") } }
+        RawTokyoCabinet.rowKey(9).withUnsafeBytes { key in journal.set(nil, forKey: key, inTable: "Playlist") }
         try Data(journal.encoded()).write(to: URL(fileURLWithPath: directory.path + "/" + TokyoCabinetBackend.journalFileName))
         let before = try DirectorySnapshot(directory.path)
 

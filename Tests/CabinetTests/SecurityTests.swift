@@ -115,11 +115,11 @@ import Testing
 
     /// A journal written by hand: table names as given, each with one put.
     private func plantJournal(_ store: String, tables: [String]) throws {
-        var journal = SaveJournal()
+        var journal = WriteBatch()
         var record = DataBuffer(); record.writeUInt8(1); record.writeString("planted"); record.writeUInt32(1)
         record.appendTrailer(for: .checksummed)
         for table in tables {
-            RawTokyoCabinet.rowKey(900).withUnsafeBytes { key in record.withUnsafeBytes { journal.record(table: table, key: key, value: $0) } }
+            RawTokyoCabinet.rowKey(900).withUnsafeBytes { key in record.withUnsafeBytes { journal.set($0, forKey: key, inTable: table) } }
         }
         try Data(journal.encoded()).write(to: URL(fileURLWithPath: store + "/" + TokyoCabinetBackend.journalFileName))
     }

@@ -74,6 +74,11 @@ class ForwardingBackend: StorageBackend {
     func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
         try inner.replaceContents(with: source, formatMarker: formatMarker, progress: progress)
     }
+    /// Through this backend's own tables (so that a subclass's failing tables fail it), as the inner one would.
+    func commit(_ batch: WriteBatch) throws { try commits.commit(batch, to: self) }
+    var hasUnfinishedCommit: Bool { commits.hasUnfinished }
+    func finishUnfinishedCommit() throws -> Int? { try commits.finishUnfinished(in: self) }
+    private let commits = JournaledCommit()
     func close() { inner.close() }
 }
 

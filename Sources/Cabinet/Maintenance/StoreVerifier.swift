@@ -65,7 +65,7 @@ public enum StoreVerifier {
                 // Read-only, the journal's bytes are read, but not why they are no journal: the backend says.
                 problems.append(Problem(location: journalLocation, reason: damaged.problem ?? damaged.description))
             } else if let journal = try services.readJournal() {
-                try SaveJournal.replay(journal, location: journalLocation) { _, _, _ in }
+                _ = try WriteBatch(decoding: journal, location: journalLocation)
             }
         } catch let error as CabinetError {     // damaged, or not a file (a link, a directory)
             problems.append(Problem(location: error.location ?? journalLocation, reason: "\(error)"))

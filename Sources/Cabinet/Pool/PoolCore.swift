@@ -23,8 +23,6 @@ final class PoolCore: Sendable {
         var subscribers: [Int: AsyncStream<StorePool.Change>.Continuation] = [:]
         var nextSubscriber = 0
         var sequence: UInt64 = 0
-        /// A save whose journal is not applied in full yet: the next commit finishes it first.
-        var journalAwaitsReplay = false
         /// Write blocks called whose block has not started: while there are, the
         /// block that ends leaves the commit to them (group commit, see `WriteGroup`).
         var writersArriving = 0
@@ -65,20 +63,13 @@ final class PoolCore: Sendable {
     /// lock exclusively, as a commit does, so no reader sees the tables mid-replay.
     private func finishPendingJournal() throws {
         guard journalAwaitsReplay else { return }
-        func replay() throws {
-            let root = template.root
-            root.journalAwaitsReplay = true
-            defer { journalAwaitsReplay = root.journalAwaitsReplay }
-            try root.recoverInterruptedSave()
-        }
+        func replay() throws { try template.root.recoverInterruptedSave() }
         // Without concurrent reads the block (this call included) already holds it.
         if concurrent { try writingExclusively(replay) } else { try replay() }
     }
 
-    var journalAwaitsReplay: Bool {
-        get { state.withLock { $0.journalAwaitsReplay } }
-        set { state.withLock { $0.journalAwaitsReplay = newValue } }
-    }
+    /// Whether a commit is decided and not applied in full: the backend knows.
+    var journalAwaitsReplay: Bool { template.root.backend.hasUnfinishedCommit }
 
     // MARK: Write blocks, group commit (on the writer queue)
 
@@ -172,7 +163,7 @@ final class PoolCore: Sendable {
     /// the backend), ends every change stream and wakes the closers.
     private func shutDown() {
         var failure: CabinetError?
-        if state.withLock({ $0.journalAwaitsReplay }) {
+        if journalAwaitsReplay {
             do { try template.root.recoverInterruptedSave() } catch { failure = error as? CabinetError }
         }
         template.root.close()

@@ -265,6 +265,11 @@ final class GroupStaging {
         return staged
     }
 
+    /// The staged view of the table called `name`, if a context has made one.
+    func table(named name: String) -> StagedTable? {
+        tables.values.first { $0.name == name }
+    }
+
     var hasStagedRecords: Bool { tables.values.contains(where: \.hasStagedRecords) }
 
     func discardStaged() {

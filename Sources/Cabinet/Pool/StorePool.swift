@@ -247,12 +247,9 @@ public final class StorePool: Sendable {
                 defer { call.block = nil }
                 guard let block = call.block else { preconditionFailure("Cabinet: a write block ran twice") }
                 let store = try core.makeContext(writes: true)
-                defer {
-                    // An upgrade or compact in the block wrote the tables itself; a
-                    // journal it could not finish is the pool's to finish next.
-                    if store.journalAwaitsReplay { core.journalAwaitsReplay = true }
-                    finished = FinishedContext(store)
-                }
+                // An upgrade or compact in the block wrote the tables itself; a
+                // journal it could not finish the backend keeps, for the pool's next block.
+                defer { finished = FinishedContext(store) }
                 let value = try block(store)
                 try store.save()
                 outcome = .success(value)

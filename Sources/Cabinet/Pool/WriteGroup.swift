@@ -87,7 +87,6 @@ final class WriteGroup: @unchecked Sendable {
         members = []
         summaries = []
         let root = core.template.root
-        root.journalAwaitsReplay = core.journalAwaitsReplay
         var failure: (any Error)?
         commits += 1
         if blockRunning { committedInBlock = true }
@@ -100,7 +99,6 @@ final class WriteGroup: @unchecked Sendable {
         }
         staging.discardStaged()
         root.rebuildDamagedIndexes()
-        core.journalAwaitsReplay = root.journalAwaitsReplay
         // Committed, or decided (its journal finishes it): subscribers hear of it, in order, before the callers.
         if failure == nil || (failure as? CabinetError)?.code == .saveNotFinished {
             for change in changes { core.publish(change) }

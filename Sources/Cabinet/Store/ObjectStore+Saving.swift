@@ -12,9 +12,10 @@ extension ObjectStore {
     /// inserted), every file's transaction is rolled back, the error is thrown,
     /// and the changes stay pending in memory, so `save()` can be tried again.
     ///
-    /// A save that changes several files goes through a journal first, so it is
-    /// all-or-nothing even if the process is killed in the middle: the next open
-    /// (or save) finishes it. See `docs/FORMAT.md`.
+    /// The save is one ``WriteBatch`` the backend commits all or nothing, even
+    /// if the process is killed in the middle (Tokyo Cabinet writes one that
+    /// changes several files to a journal first, which the next open or save
+    /// finishes). See `docs/ARCHITECTURE.md` and `docs/FORMAT.md`.
     public func save() throws {
         useDetector.enter("save()")
         defer { useDetector.leave() }
@@ -32,7 +33,7 @@ extension ObjectStore {
             deferredSaveError = nil
             throw error
         }
-        // A journal left by a save whose files could not all be written: finish it first.
+        // A batch a failed commit left decided: finish it first.
         if journalAwaitsReplay { try recoverInterruptedSave() }
         let entries = entriesByName.values.filter(\.hasChanges).sorted { $0.name < $1.name }
         let touchesNamedBuffers = !pendingNamedBuffers.isEmpty
@@ -44,215 +45,66 @@ extension ObjectStore {
             }
             // Classes that write StoredLists may change the lists' table too.
             let lists = try makeListWriter(for: entries)
-            // A pool's write block stages its save in memory: the group's commit takes the journal.
-            let indexed = entries.reduce(0) { $0 + ($1.indexes == nil ? 0 : 1) }
-            if backend.services.needsJournal && !(context?.stages ?? false)
-                && entries.count + indexed + (touchesNamedBuffers ? 1 : 0) + (lists == nil ? 0 : 1) > 1 {
-                try saveThroughJournal(entries, lists: lists)
-            } else {
-                // A staged save that fails leaves the lists its group keeps as they were, as its staging.
-                let keptLists = context?.pendingLists?.snapshot()
-                do {
-                    try saveDirectly(entries, lists: lists)
-                } catch {
-                    if let keptLists { context?.pendingLists?.restore(keptLists) }
-                    throw error
-                }
+            // Created (and catalogued) before a batch names it, so a commit or replay never creates it.
+            if touchesNamedBuffers { _ = try namedBuffersTable(creating: true) }
+            // A staged save that fails leaves the lists its group keeps as they were, as its staging.
+            let keptLists = context?.pendingLists?.snapshot()
+            do {
+                try commit(try batch(of: entries, lists: lists))
+            } catch let error as CabinetError where error.code == .saveNotFinished {
+                // Decided: its journal finishes it, so memory counts it as done and a retry does not write it twice.
+                saveCommitted(entries, lists: lists)
+                throw error
+            } catch {
+                if let keptLists { context?.pendingLists?.restore(keptLists) }
+                throw error
             }
-            listNodesCommitted(lists)
-            finishSave(entries)
-            pendingNamedBuffers.removeAll()
+            saveCommitted(entries, lists: lists)
         }
     }
 
-    /// One file's (or an in-memory store's) changes, in one transaction per table.
-    private func saveDirectly(_ entries: [ClassEntry], lists: ListWriter?) throws {
-        let namedTable = pendingNamedBuffers.isEmpty ? nil : try namedBuffersTable(creating: true)
-        let listsTable = lists == nil ? nil : try listsTable(creating: false)
-        let indexTables = entries.compactMap { $0.indexes.map(indexView(of:)) }
-        var begun: [any StorageTable] = []
-        do {
-            for table in entries.map(\.table) + indexTables + [namedTable, listsTable].compactMap({ $0 }) {
-                try table.beginTransaction()
-                begun.append(table)
-            }
-            for entry in entries {
-                let indexTable = entry.indexes.map(indexView(of:))
-                try write(entry, lists: lists, records: { rowID, value in
-                    try withUnsafeBytes(of: rowID.littleEndian) { try entry.table.apply(value, forKey: $0) }
-                }, listRecords: { key, value in
-                    try withRecordBytes(key, value) { key, value in try listsTable?.apply(value, forKey: key) }
-                }, indexRecords: { key, value in
-                    try withRecordBytes(key, value) { key, value in try indexTable?.apply(value, forKey: key) }
-                })
-            }
-            if let namedTable {
-                try forEachNamedBufferChange { key, value in try namedTable.apply(value, forKey: key) }
-            }
-        } catch {
-            for table in begun { try? table.abortTransaction() }
-            throw error
-        }
-        try commitTransactions(of: begun) { committed in
-            // Some tables committed: make memory match them so a retry does not write twice.
-            if committed > 0 { finishSave(entries.filter { entry in begun[..<committed].contains { $0 === entry.table } }) }
-        }
-    }
-
-    /// Several files' changes: journal first, then the files, then the journal goes.
-    private func saveThroughJournal(_ entries: [ClassEntry], lists: ListWriter?) throws {
-        var journal = SaveJournal()
-        let listsTable = journal.tableIndex(for: ObjectStore.listsTableName)
+    /// Every change `entries` and the pending named buffers make, as one batch.
+    private func batch(of entries: [ClassEntry], lists: ListWriter?) throws -> WriteBatch {
+        var batch = WriteBatch()
+        let listsTable = lists == nil ? nil : batch.table(named: ObjectStore.listsTableName)
         for entry in entries {
-            let table = journal.tableIndex(for: entry.name)
-            let indexTable = entry.indexes.map { journal.tableIndex(for: $0.tableName) }
+            let table = batch.table(named: entry.name)
+            let indexTable = entry.indexes.map { batch.table(named: $0.tableName) }
             try write(entry, lists: lists, records: { rowID, value in
-                withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: table, key: $0, value: value) }
+                withUnsafeBytes(of: rowID.littleEndian) { batch.set(value, forKey: $0, inTable: table) }
             }, listRecords: { key, value in
-                withRecordBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
+                guard let listsTable else { return }
+                withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: listsTable) }
             }, indexRecords: { key, value in
                 guard let indexTable else { return }
-                withRecordBytes(key, value) { key, value in journal.record(table: indexTable, key: key, value: value) }
+                withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: indexTable) }
             })
         }
-        // Created (and catalogued) before the journal names it, so a replay never creates it.
-        if !pendingNamedBuffers.isEmpty { _ = try namedBuffersTable(creating: true) }
-        let namedBuffers = journal.tableIndex(for: ObjectStore.namedBuffersTableName)
-        try forEachNamedBufferChange { key, value in
-            journal.record(table: namedBuffers, key: key, value: value)
+        if !pendingNamedBuffers.isEmpty {
+            let namedBuffers = batch.table(named: ObjectStore.namedBuffersTableName)
+            try forEachNamedBufferChange { key, value in batch.set(value, forKey: key, inTable: namedBuffers) }
         }
-        try commitThroughJournal(journal) {
-            listNodesCommitted(lists)
-            finishSave(entries)
-            pendingNamedBuffers.removeAll()
-        }
+        return batch
     }
 
-    /// Writes `journal`, applies it to its tables and removes it: the changes of
-    /// several files, all or nothing even if the process is killed. If applying
-    /// fails but some file committed its part (or the journal cannot be taken
-    /// back), the change is decided: `decided` makes memory count it as done,
-    /// the journal is replayed at once, and only if that fails too does this
-    /// throw `saveNotFinished`, saying the next save, read or open finishes it.
-    /// If no file took any of it, the journal is removed and the error thrown.
-    ///
-    /// `applying` writes the journal's records to their tables instead of its
-    /// replay (``applyJournal(_:)``), as ``applyInTransactions(_:)`` does: a
-    /// group commit hands its staged records, rather than decode what it just encoded.
-    func commitThroughJournal(_ journal: borrowing SaveJournal, decided: () -> Void,
-                              applying: (() throws -> Void)? = nil) throws {
-        let bytes = journal.encoded()
-        let apply = applying ?? { try self.applyJournal(bytes) }
-        guard bytes.count <= StorageLimits.largestValue else {
-            throw CabinetError.valueTooLarge(RecordLocation(file: backend.services.journalLocation),
-                                             size: bytes.count, limit: StorageLimits.largestValue)
-        }
-        guard backend.services.needsJournal else {
-            // A backend whose tables commit together needs no file: the tables take it directly.
-            do {
-                try apply()
-            } catch let failure as JournalApplyFailure {
-                if failure.committedTables > 0 { decided() }
-                throw failure.error
-            }
-            return
-        }
-        do {
-            try backend.services.writeJournal(bytes)
-        } catch {
-            // The journal may be in place even so (written whole, then its flush
-            // failed): take it back, or this save would come back at the next open.
-            // If it cannot be taken back, the save is decided and goes on.
-            if (try? backend.services.removeJournal()) != nil { throw error }
-        }
-        // From here the journal is the save: it is replayed at the next open if need be.
-        do {
-            try apply()
-        } catch let failure as JournalApplyFailure {
-            if failure.committedTables == 0, (try? backend.services.removeJournal()) != nil {
-                throw failure.error
-            }
-            journalAwaitsReplay = true
-            decided()
-            // A failure that passed (a write that failed once): finishing now makes it a plain success.
-            if (try? recoverInterruptedSave()) != nil { return }
-            throw CabinetError.saveNotFinished(path: path, reason: "\(failure.error)")
-        }
-        do {
-            try backend.services.removeJournal()
-        } catch {
-            // Every file has the save: the journal only repeats it. Replaying it is
-            // harmless, and the next save (or open) removes it first.
-            journalAwaitsReplay = true
-        }
+    /// Hands `batch` to this store's committer: the backend, or in a pool's
+    /// write block the group's staging, which the group's commit hands on.
+    private func commit(_ batch: WriteBatch) throws {
+        if let context, context.stages { return try context.stage(batch) }
+        try backend.commit(batch)
     }
 
-    /// Replays a journal into its tables, one transaction per table. On failure
-    /// throws a ``JournalApplyFailure`` that says how many had committed before it.
-    func applyJournal(_ bytes: [UInt8]) throws {
-        let location = RecordLocation(file: backend.services.journalLocation)
-        try applyInTransactions { put in try SaveJournal.replay(bytes, location: location, put) }
-    }
-
-    /// Writes the records `records` hands to `put` (a table's name, a key, a
-    /// value or `nil` to delete), each table in one transaction begun at its
-    /// first record, then commits them all. On failure throws a
-    /// ``JournalApplyFailure`` that says how many tables had committed before it.
-    func applyInTransactions(_ records: (_ put: (String, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws -> Void) throws {
-        var tables: [String: any StorageTable] = [:]
-        var begun: [any StorageTable] = []
-        var committed = 0
-        var committing = false
-        do {
-            // Records come table by table: the last table is asked for first.
-            var last: (name: String, table: any StorageTable)?
-            try records { name, key, value in
-                let table: any StorageTable
-                if let last, last.name == name {
-                    table = last.table
-                } else if let open = tables[name] {
-                    table = open
-                } else {
-                    // A class the catalog lists whose file is gone is not created again with
-                    // only this save's records in it.
-                    if try !backend.hasTable(named: name), let listed = catalog?.tables[name] {
-                        throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
-                    }
-                    table = try backend.openTable(named: name)
-                    try table.beginTransaction()
-                    begun.append(table)
-                    tables[name] = table
-                }
-                last = (name, table)
-                try table.apply(value, forKey: key)
-            }
-            committing = true
-            // One commit per table, or one for all of them where the backend can (Redis).
-            try commitTransactions(of: begun) { committed = $0 }
-        } catch {
-            // commitTransactions has aborted the tables it did not commit; before it, none had committed.
-            if !committing { for table in begun { try? table.abortTransaction() } }
-            throw JournalApplyFailure(error: error, committedTables: committed)
-        }
+    /// After the commit (or its decision): saved objects become clean, their lists' nodes known written.
+    private func saveCommitted(_ entries: [ClassEntry], lists: ListWriter?) {
+        listNodesCommitted(lists)
+        finishSave(entries)
+        pendingNamedBuffers.removeAll()
     }
 
     /// Finishes a save a crash (or a failed write) interrupted, from its journal.
     func recoverInterruptedSave() throws {
         var replayed: Int?
-        try writingTables {
-            guard backend.services.needsJournal, let bytes = try backend.services.readJournal() else {
-                journalAwaitsReplay = false
-                return
-            }
-            replayed = bytes.count
-            do {
-                try applyJournal(bytes)
-            } catch let failure as JournalApplyFailure {
-                throw failure.error
-            }
-            try backend.services.removeJournal()
-            journalAwaitsReplay = false
-        }
+        try writingTables { replayed = try backend.finishUnfinishedCommit() }
         rebuildDamagedIndexes()
         // A save that a kill (or a failed write) left in the journal is whole now: say so.
         if let replayed { logger.notice("Cabinet: finished a save left in the journal (\(replayed) bytes)",
@@ -370,10 +222,4 @@ extension ObjectStore {
             entry.discardChanges()
         }
     }
-}
-
-/// Applying a journal failed after `committedTables` of its tables had committed their part.
-struct JournalApplyFailure: Error {
-    let error: any Error
-    let committedTables: Int
 }

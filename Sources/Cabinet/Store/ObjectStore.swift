@@ -93,8 +93,8 @@ public final class ObjectStore {
 
     /// The tables the store holds (`nil` for a store that has no catalog yet).
     var catalog: StoreCatalog?
-    /// Set while a journal written by a save has not been applied in full.
-    var journalAwaitsReplay = false
+    /// Whether a save's batch is decided but not applied in full (its journal finishes it).
+    var journalAwaitsReplay: Bool { backend.hasUnfinishedCommit }
     /// Whether each read goes through the backend's ``StoreServices/withCommittedState(_:)``:
     /// a read-only store, whose writer may be saving in another process.
     let coordinatesReads: Bool

@@ -3,7 +3,7 @@
 // written out of line again, with its nodes where they are (an unchanged list
 // costs its owner's record only), and a list the new version writes in another
 // slot, or no longer writes, is moved or deleted with the records. Records and
-// list records are two files, so each batch goes through the save journal:
+// list records are two tables, so each part of the upgrade is one WriteBatch:
 // all or nothing, even if the process is killed.
 
 extension ObjectStore {
@@ -18,38 +18,42 @@ extension ObjectStore {
     }
 
     /// Rewrites the rows in `range` that `shouldRewrite` accepts (and
-    /// `metadata`, if given) with their lists, in one journal: every record
+    /// `metadata`, if given) with their lists, in one batch: every record
     /// and list record of the batch is applied, or none.
     func rewriteRowsKeepingLists(_ entry: ClassEntry, in range: ClosedRange<UInt32>, lists: ListWriter,
                                  finishing metadata: ClassMetadata?, where shouldRewrite: (UInt8) -> Bool) throws -> Int {
         var rewritten = 0
-        var journal = SaveJournal()
-        let classTable = journal.tableIndex(for: entry.name)
-        let listsTable = journal.tableIndex(for: ObjectStore.listsTableName)
+        var batch = WriteBatch()
+        let classTable = batch.table(named: entry.name)
+        let listsTable = batch.table(named: ObjectStore.listsTableName)
         let collector = ListCollector()
         var buffer = DataBuffer()
         buffer.context = RecordContext(location: entry.location())
         buffer.context!.listCollector = collector
         try changingTables {
-            // Everything is read before anything is written: the journal holds the
-            // batch until the end, so each row's lists are read as they are on disk.
+            // Everything is read before anything is written: the batch holds it
+            // until the end, so each row's lists are read as they are on disk.
             try forEachRowToRewrite(entry, in: range, into: &buffer, where: shouldRewrite) { rowID, record in
-                withUnsafeBytes(of: rowID.littleEndian) { journal.record(table: classTable, key: $0, value: record) }
+                withUnsafeBytes(of: rowID.littleEndian) { batch.set(record, forKey: $0, inTable: classTable) }
                 try lists.write(collector.lists, classID: entry.metadata.classID, row: rowID, isNew: false,
                                 owner: entry.location(row: rowID)) { key, value in
-                    withRecordBytes(key, value) { key, value in journal.record(table: listsTable, key: key, value: value) }
+                    withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: listsTable) }
                 }
                 rewritten += 1
             }
             if let metadata {
                 metadata.bytes.withUnsafeBytes { bytes in
-                    withUnsafeBytes(of: ClassMetadata.rowID.littleEndian) { journal.record(table: classTable, key: $0, value: bytes) }
+                    withUnsafeBytes(of: ClassMetadata.rowID.littleEndian) { batch.set(bytes, forKey: $0, inTable: classTable) }
                 }
             }
             guard rewritten > 0 || metadata != nil else { return }
-            try commitThroughJournal(journal) {
+            do {
+                try backend.commit(batch)
+            } catch let error as CabinetError where error.code == .saveNotFinished {
+                // Decided: its journal finishes it.
                 listNodesCommitted(lists)
                 if let metadata { entry.metadata = metadata }
+                throw error
             }
         }
         listNodesCommitted(lists)

@@ -24,6 +24,18 @@ public final class MemoryBackend: StorageBackend, StoreServices {
 
     public var services: any StoreServices { self }
 
+    /// Each table's changes in one transaction: in memory, none can fail half way.
+    public func commit(_ batch: WriteBatch) throws {
+        try commits.commit(batch, to: self)
+    }
+
+    public var hasUnfinishedCommit: Bool { false }
+
+    @discardableResult
+    public func finishUnfinishedCommit() throws -> Int? { nil }
+
+    private let commits = JournaledCommit()
+
     public func openTable(named name: String) throws -> any StorageTable {
         if let table = tables[name] { return table }
         let table = MemoryTable(path: location(ofTable: name))

@@ -23,6 +23,9 @@
 ///     func location(ofTable name: String) -> String { path + "/" + name }
 ///     func storageProblems() throws -> [StorageProblem] { [] }               // nothing but tables where they are kept
 ///     func replaceContents(with source: any StorageBackend, formatMarker: String) throws { ... }
+///     func commit(_ batch: WriteBatch) throws { ... }   // every change of a save, all or nothing
+///     var hasUnfinishedCommit: Bool { false }            // nothing decided and left half-applied
+///     func finishUnfinishedCommit() throws -> Int? { nil }
 ///     func close() { ... }                               // closes the tables, releases the lock
 ///     // StoreServices: isReadOnly, needsJournal, the journal, the format marker, the catalog, pendingRecovery()
 /// }
@@ -114,6 +117,38 @@ public protocol StorageBackend: AnyObject {
     /// try target.replaceContents(with: source, formatMarker: marker) { print($0) }
     /// ```
     func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws
+
+    /// Commits every change of `batch`, in all its tables, all or nothing:
+    /// a save's records, list nodes, index entries and named buffers. Tables
+    /// the batch names that do not exist are created, except one the store's
+    /// catalog lists (its file is gone): that throws ``CabinetError/missingClassFile(_:classID:)``.
+    ///
+    /// ```swift
+    /// var batch = WriteBatch()
+    /// batch.set(record, forKey: rowKey, inTable: "Song")
+    /// try backend.commit(batch)
+    /// ```
+    /// When it returns, every change is where the store is kept (and, for a
+    /// backend that promises it, on the disk). When it throws, nothing of the
+    /// batch was made, whenever the process dies, and the same batch may be
+    /// committed again; except ``CabinetError/Code-swift.struct/saveNotFinished``:
+    /// the batch is decided (kept whole, as a journal), some table could not
+    /// take it yet, and ``finishUnfinishedCommit()`` (or the next commit, or
+    /// the next writable open) finishes it. Tokyo Cabinet writes a batch that
+    /// changes several files to its journal first (`JournaledCommit`); Redis
+    /// sends it in one `MULTI`/`EXEC`; the memory backend applies it at once.
+    func commit(_ batch: WriteBatch) throws
+
+    /// Whether a batch was decided but not applied in full (see ``commit(_:)``):
+    /// reads must wait for ``finishUnfinishedCommit()``. Cheap: asked before every save.
+    var hasUnfinishedCommit: Bool { get }
+
+    /// Finishes what a decided batch left (a kill between its journal and its
+    /// tables, or a table that failed to take it), and returns the size of
+    /// what it replayed; `nil` if nothing was left. Called by a writer before
+    /// it reads or writes again; idempotent.
+    @discardableResult
+    func finishUnfinishedCommit() throws -> Int?
 
     /// Closes every table and releases the store's lock. Calling it twice does nothing.
     func close()

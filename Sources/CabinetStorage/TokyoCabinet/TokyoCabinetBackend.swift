@@ -77,6 +77,8 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     lazy var journalFile = TokyoCabinetJournalFile(path: journalPath, directory: path, sync: options.syncOnCommit)
     /// A reader's kept look at the journal file, at every read operation (see ``TokyoCabinetJournalProbe``).
     let journalProbe: TokyoCabinetJournalProbe
+    /// Batches that change several files go through the journal.
+    let commits = JournaledCommit()
 
     /// Opens the store directory at `directory` (creating it if missing, unless
     /// `options` say otherwise) and locks it.
@@ -209,6 +211,20 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     public func location(ofTable name: String) -> String { filePath(forTable: name) }
 
     public var services: any StoreServices { self }
+
+    /// One file's changes in one transaction; several files' through the
+    /// journal first (``JournaledCommit``), so a kill at any instant leaves all or none.
+    public func commit(_ batch: WriteBatch) throws {
+        try checkWritable("a save writes the store")
+        try commits.commit(batch, to: self)
+    }
+
+    public var hasUnfinishedCommit: Bool { commits.hasUnfinished }
+
+    @discardableResult
+    public func finishUnfinishedCommit() throws -> Int? {
+        try commits.finishUnfinished(in: self)
+    }
 
     public func close() {
         // By name: the same system calls in the same order at every run (the kill-point harness counts them).

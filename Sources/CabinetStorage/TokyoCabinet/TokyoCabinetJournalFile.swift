@@ -205,7 +205,7 @@ package final class TokyoCabinetJournalFile {
         let header = try file.read(upTo: headerSize)
         // Empty, or zeros: made, then a power loss before its first write reached the disk.
         if header.allSatisfy({ $0 == 0 }) { return .empty }
-        if header.starts(with: SaveJournal.magic) { return .legacy(header + (try file.read(upTo: .max))) }
+        if header.starts(with: WriteBatch.magic) { return .legacy(header + (try file.read(upTo: .max))) }
         // Shorter than a header, and as far as it goes ours: a first write cut short.
         if header.count < headerSize && (magic + [1, 0, 0, 0]).starts(with: header.prefix(12)) { return .torn }
         if header.count < headerSize {
@@ -230,7 +230,7 @@ package final class TokyoCabinetJournalFile {
         let journal = try file.read(upTo: length)
         // Whole: this journal's length, the CRC-32 the header names at its end, and bytes that match it.
         guard journal.count == length, journal.count >= 4, Array(journal.suffix(4)) == Array(header[16..<20]),
-              SaveJournal.isWhole(journal) else { return .torn }
+              WriteBatch.isWhole(journal) else { return .torn }
         return .journal(journal)
     }
 }

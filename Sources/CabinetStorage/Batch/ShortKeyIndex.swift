@@ -1,9 +1,9 @@
-/// An open-addressing table from a packed short key (``RedisKeySet/packed(_:)``)
-/// to an index (a pending change's, in ``RedisPendingChanges``), or a set of them (``RedisKeySet``),
+/// An open-addressing table from a packed short key (``packed(_:)``)
+/// to an index (a change's, in ``TableChanges``), or a set of them (a Redis scan's keys),
 /// with linear probing: cheaper per insert than a `Dictionary<UInt64, Int>`
 /// (no SipHash, no per-key allocation).
 /// Never more than half full, so a probe always ends at a free slot.
-struct ShortKeyIndex {
+package struct ShortKeyIndex: Sendable {
     /// Packed keys; 0 marks a free slot (a packed key holds its length in its top byte,
     /// so only the empty key packs to 0, and it is kept aside).
     private var keys: [UInt64] = []
@@ -11,7 +11,18 @@ struct ShortKeyIndex {
     private var used = 0
     private var emptyKeyIndex: Int?
 
-    func find(_ key: UInt64) -> Int? {
+    package init() {}
+
+    /// A key of up to 7 bytes as one number: its bytes, and its length in the top byte.
+    @inline(__always)
+    package static func packed(_ key: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count <= 7 else { return nil }
+        var value = UInt64(key.count) << 56
+        for (index, byte) in key.enumerated() { value |= UInt64(byte) << (8 * index) }
+        return value
+    }
+
+    package func find(_ key: UInt64) -> Int? {
         if key == 0 { return emptyKeyIndex }
         guard !keys.isEmpty else { return nil }
         let mask = keys.count - 1
@@ -25,7 +36,7 @@ struct ShortKeyIndex {
     }
 
     /// Adds `key`, which is not in the table yet.
-    mutating func insert(_ key: UInt64, at index: Int) {
+    package mutating func insert(_ key: UInt64, at index: Int) {
         if key == 0 { emptyKeyIndex = index; return }
         if 2 * (used + 1) > keys.count { grow() }
         place(key, Int32(index))
@@ -33,7 +44,7 @@ struct ShortKeyIndex {
     }
 
     /// Adds `key` (with index 0) unless it is there; whether it was added. One probe, for a set.
-    mutating func insertIfAbsent(_ key: UInt64) -> Bool {
+    package mutating func insertIfAbsent(_ key: UInt64) -> Bool {
         if key == 0 {
             defer { emptyKeyIndex = 0 }
             return emptyKeyIndex == nil

@@ -1,5 +1,5 @@
 /// Little-endian integers and counted byte strings for the storage layer's own
-/// files (the save journal). The layer above encodes its records its own way;
+/// files (a write batch's bytes, the save journal). The layer above encodes its records its own way;
 /// these two write and read the journal, whose values are opaque bytes.
 struct ByteWriter: ~Copyable {
     // Raw memory grown by doubling, not an Array: a journaled save appends every

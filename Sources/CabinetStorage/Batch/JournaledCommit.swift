@@ -1,0 +1,164 @@
+/// How a backend whose tables have transactions of their own commits a
+/// ``WriteBatch`` all or nothing (``StorageBackend/commit(_:)``): each table's
+/// changes in one transaction, and, where the backend cannot commit several
+/// tables' transactions as one (``StoreServices/needsJournal``: Tokyo Cabinet's
+/// files), the batch written whole to the journal first, applied, then removed.
+///
+/// A backend keeps one and answers ``StorageBackend/commit(_:)``,
+/// ``StorageBackend/hasUnfinishedCommit`` and ``StorageBackend/finishUnfinishedCommit()``
+/// through it:
+/// ```swift
+/// let commits = JournaledCommit()
+/// public func commit(_ batch: WriteBatch) throws { try commits.commit(batch, to: self) }
+/// ```
+/// Called by the store's one writer (a pool's writer holds its lock); the
+/// flag it keeps may be read from any thread.
+package final class JournaledCommit: Sendable {
+    /// Set while a journal whose batch is decided has not been applied in full.
+    private let unfinished = Locked(false)
+
+    package init() {}
+
+    /// Whether a batch is decided but not yet applied in full: its journal
+    /// finishes it (``finishUnfinished()``) before the next read or write.
+    package var hasUnfinished: Bool { unfinished.withLock { $0 } }
+
+    /// Commits `batch`: all of it, or none of it and the error thrown, or,
+    /// when the journal holds it but a table could not take it,
+    /// ``CabinetError/Code-swift.struct/saveNotFinished``: the batch is
+    /// decided and the next commit, read or open finishes it.
+    package func commit(_ batch: WriteBatch, to backend: any StorageBackend) throws {
+        if hasUnfinished { try finishUnfinished(in: backend) }
+        let tableCount = batch.tableNames.count { batch.changes(ofTable: $0) != nil }
+        guard tableCount > 0 else { return }
+        let services = backend.services
+        guard services.needsJournal, tableCount > 1 else {
+            // One table, or tables the backend commits together (Redis): no journal.
+            do {
+                try applyInTransactions(batch, to: backend)
+            } catch let failure as PartialCommit {
+                guard failure.committedTables > 0 else { throw failure.error }
+                // Only a backend that can neither journal nor commit its tables
+                // together gets here: what committed stays, and it says so.
+                throw CabinetError.saveNotFinished(path: backend.path, reason: "\(failure.committedTables) of \(tableCount) tables took their part before this failed: \(failure.error)")
+            }
+            return
+        }
+        let bytes = batch.encoded()
+        guard bytes.count <= StorageLimits.largestValue else {
+            throw CabinetError.valueTooLarge(RecordLocation(file: services.journalLocation), size: bytes.count, limit: StorageLimits.largestValue)
+        }
+        do {
+            try services.writeJournal(bytes)
+        } catch {
+            // The journal may be in place even so (written whole, then its flush
+            // failed): take it back, or this batch would come back at the next open.
+            // If it cannot be taken back, the batch is decided and goes on.
+            if (try? services.removeJournal()) != nil { throw error }
+        }
+        // From here the journal is the batch: it is replayed at the next open if need be.
+        do {
+            try applyInTransactions(batch, to: backend)
+        } catch let failure as PartialCommit {
+            if failure.committedTables == 0, (try? services.removeJournal()) != nil { throw failure.error }
+            unfinished.withLock { $0 = true }
+            // A failure that passed (a write that failed once): finishing now makes it a plain success.
+            if (try? finishUnfinished(in: backend)) != nil { return }
+            throw CabinetError.saveNotFinished(path: backend.path, reason: "\(failure.error)")
+        }
+        do {
+            try services.removeJournal()
+        } catch {
+            // Every table has the batch: the journal only repeats it. Replaying it
+            // is harmless, and the next commit (or open) removes it first.
+            unfinished.withLock { $0 = true }
+        }
+    }
+
+    /// Applies a journal left by a batch a kill (or a failed write) interrupted,
+    /// and removes it; returns its size, or `nil` if there was none.
+    @discardableResult
+    package func finishUnfinished(in backend: any StorageBackend) throws -> Int? {
+        let services = backend.services
+        guard services.needsJournal, let bytes = try services.readJournal() else {
+            unfinished.withLock { $0 = false }
+            return nil
+        }
+        let location = RecordLocation(file: services.journalLocation)
+        do {
+            try applyInTransactions(to: backend) { put in try WriteBatch.replay(bytes, location: location, put) }
+        } catch let failure as PartialCommit {
+            unfinished.withLock { $0 = true }
+            throw failure.error
+        }
+        try services.removeJournal()
+        unfinished.withLock { $0 = false }
+        return bytes.count
+    }
+
+    /// Writes `batch`'s changes, each table in one transaction, then commits them all.
+    private func applyInTransactions(_ batch: WriteBatch, to backend: any StorageBackend) throws {
+        try applyInTransactions(to: backend) { put in
+            try batch.forEachTable { name, changes in
+                try changes.forEach { key, value in
+                    try put(name, key, value)
+                    return true
+                }
+            }
+        }
+    }
+
+    /// Writes the records `records` hands to `put` (a table's name, a key, a
+    /// value or `nil` to delete), each table in one transaction begun at its
+    /// first record, then commits them all. On failure throws a
+    /// ``PartialCommit`` that says how many tables had committed before it.
+    private func applyInTransactions(to backend: any StorageBackend, _ records: (_ put: (String, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws -> Void) throws {
+        var tables: [String: any StorageTable] = [:]
+        var begun: [any StorageTable] = []
+        var committed = 0
+        var committing = false
+        var catalog: StoreCatalog??
+        // Files can vanish under a store (a networked store's tables cannot, and asking costs a round trip).
+        let checksFiles = backend.services.needsJournal
+        do {
+            // Records come table by table: the last table is asked for first.
+            var last: (name: String, table: any StorageTable)?
+            try records { name, key, value in
+                let table: any StorageTable
+                if let last, last.name == name {
+                    table = last.table
+                } else if let open = tables[name] {
+                    table = open
+                } else {
+                    // A class the catalog lists whose file is gone is not created again with
+                    // only this batch's records in it.
+                    if checksFiles, try !backend.hasTable(named: name) {
+                        if catalog == nil { catalog = .some(try backend.services.readCatalog()) }
+                        if let listed = catalog??.tables[name] {
+                            throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
+                        }
+                    }
+                    table = try backend.openTable(named: name)
+                    try table.beginTransaction()
+                    begun.append(table)
+                    tables[name] = table
+                }
+                last = (name, table)
+                try table.apply(value, forKey: key)
+            }
+            committing = true
+            // One commit per table, or one for all of them where the backend can (Redis).
+            try commitTransactions(of: begun) { committed = $0 }
+        } catch {
+            // commitTransactions has aborted the tables it did not commit; before it, none had committed.
+            if !committing { for table in begun { try? table.abortTransaction() } }
+            throw PartialCommit(error: error, committedTables: committed)
+        }
+    }
+}
+
+/// Applying a batch failed after `committedTables` of its tables had committed their part.
+private struct PartialCommit: Error {
+    let error: any Error
+    let committedTables: Int
+}

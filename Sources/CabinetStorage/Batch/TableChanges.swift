@@ -1,0 +1,116 @@
+/// One table's part of a ``WriteBatch``: for each key changed, its new value
+/// or its removal, in the order of each key's first change. A key changed
+/// twice keeps its last change.
+///
+/// ```swift
+/// var changes = TableChanges()
+/// changes.set(Array("a".utf8), to: Array("1".utf8))
+/// changes.set(Array("b".utf8), to: nil)          // removed
+/// changes.forEach { key, value in
+///     print(Array(key), value.map(Array.init) as Any)
+///     return true
+/// }
+/// ```
+///
+/// A save of a million objects makes a million changes, so they are kept in
+/// one byte buffer with an index of where each is, not as a million pairs of
+/// arrays in a dictionary (whose allocations, hashing and freeing cost more
+/// than writing them). Keys of up to 7 bytes (every row key) are found
+/// through a `UInt64` holding their bytes and length (``ShortKeyIndex``).
+public struct TableChanges: Sendable {
+    private struct Change: Sendable {
+        var key: Range<Int>
+        /// The new value's place in ``bytes``; `nil` for a removal.
+        var value: Range<Int>?
+    }
+
+    /// Every key and value, one after another; a value changed twice leaves its first bytes unused.
+    private var bytes: [UInt8] = []
+    /// One per key changed, in the order of their first change.
+    private var changes: [Change] = []
+    /// Where the change of a short key is, by ``ShortKeyIndex/packed(_:)``.
+    private var shortKeys = ShortKeyIndex()
+    private var longKeys: [[UInt8]: Int] = [:]
+
+    public init() {}
+
+    /// Whether no key is changed.
+    public var isEmpty: Bool { changes.isEmpty }
+    /// How many keys are changed.
+    public var count: Int { changes.count }
+    /// The bytes of the keys and values held (a value changed twice counts both times).
+    public var byteCount: Int { bytes.count }
+
+    private func index(of key: UnsafeRawBufferPointer) -> Int? {
+        if let packed = ShortKeyIndex.packed(key) { return shortKeys.find(packed) }
+        return longKeys.isEmpty ? nil : longKeys[Array(key)]
+    }
+
+    private mutating func store(_ value: UnsafeRawBufferPointer?) -> Range<Int>? {
+        guard let value else { return nil }
+        let start = bytes.count
+        bytes.append(contentsOf: value)
+        return start..<bytes.count
+    }
+
+    /// Records that `key` now holds `value` (`nil`: is removed); returns
+    /// whether it had a change already (which this one replaces).
+    @discardableResult
+    public mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?) -> Bool {
+        if let existing = index(of: key) {
+            changes[existing].value = store(value)
+            return true
+        }
+        let start = bytes.count
+        bytes.append(contentsOf: key)
+        let change = Change(key: start..<bytes.count, value: store(value))
+        if let packed = ShortKeyIndex.packed(key) { shortKeys.insert(packed, at: changes.count) } else { longKeys[Array(key)] = changes.count }
+        changes.append(change)
+        return false
+    }
+
+    /// ``set(_:to:)`` for arrays.
+    @discardableResult
+    public mutating func set(_ key: [UInt8], to value: [UInt8]?) -> Bool {
+        key.withUnsafeBytes { key in
+            guard let value else { return set(key, to: nil) }
+            return value.withUnsafeBytes { set(key, to: $0) }
+        }
+    }
+
+    /// Whether `key` is changed (given a value or removed).
+    public func contains(_ key: UnsafeRawBufferPointer) -> Bool { index(of: key) != nil }
+
+    /// Calls `body` with `key`'s new value (`nil` if it is removed) and returns
+    /// what it returns; `nil` without calling it if `key` is not changed.
+    public func withChange<R>(of key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R? {
+        guard let found = index(of: key) else { return nil }
+        return try bytes.withUnsafeBytes { buffer in try body(changes[found].value.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }) }
+    }
+
+    /// Calls `body` with each change in the order of the keys' first change
+    /// (`nil` for a removal); `body` returns `false` to stop. The bytes are
+    /// valid only during each call.
+    public func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Bool) rethrows {
+        try bytes.withUnsafeBytes { buffer in
+            for change in changes {
+                let value = change.value.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }
+                guard try body(UnsafeRawBufferPointer(rebasing: buffer[change.key]), value) else { return }
+            }
+        }
+    }
+
+    /// The keys changed, in the order of their first change.
+    public var keys: [[UInt8]] { changes.map { Array(bytes[$0.key]) } }
+
+    /// The changes as pairs of arrays, for the slower paths (range scans, counting).
+    public var entries: [(key: [UInt8], value: [UInt8]?)] {
+        changes.map { (Array(bytes[$0.key]), $0.value.map { Array(bytes[$0]) }) }
+    }
+
+    /// Makes room for about `changes` more changes of `bytes` bytes in all.
+    public mutating func reserveCapacity(changes count: Int, bytes byteCount: Int) {
+        changes.reserveCapacity(changes.count + count)
+        bytes.reserveCapacity(bytes.count + byteCount)
+    }
+}

@@ -1,0 +1,93 @@
+/// Everything one save changes, across every table it touches: for each
+/// table, keys → new bytes or removal (``TableChanges``). The layer above
+/// builds it; a backend commits it all or nothing (``StorageBackend/commit(_:)``);
+/// and the committed batch is the change that observers and sync are handed.
+///
+/// ```swift
+/// var batch = WriteBatch()
+/// let songs = batch.table(named: "Song")
+/// batch.set(record, forKey: rowKey, inTable: songs)
+/// batch.set(nil, forKey: oldRowKey, inTable: songs)        // a removal
+/// batch.set(Array("b".utf8), forKey: Array("mix".utf8), inTable: "NamedBuffers")
+/// try backend.commit(batch)
+/// ```
+///
+/// Tables appear in the order they were first changed, and within a table
+/// keys in the order of their first change; a key set twice keeps its last
+/// value. Committing the same batch twice leaves the same tables as once: a
+/// batch says what the keys hold, not how to get there, so a journal of it
+/// can be replayed after a crash whatever part of it was applied.
+///
+/// Its bytes (``encoded()``) are the save journal's format (docs/FORMAT.md,
+/// "Save journal"), so a batch can be kept in a file, or sent to another machine, and read back
+/// with ``init(decoding:location:)``.
+public struct WriteBatch: Sendable {
+    /// The tables changed, in the order of their first change.
+    public private(set) var tableNames: [String] = []
+    private var tables: [TableChanges] = []
+    private var positions: [String: Int] = [:]
+
+    public init() {}
+
+    /// Whether the batch changes nothing.
+    public var isEmpty: Bool { tables.allSatisfy(\.isEmpty) }
+
+    /// How many keys the batch changes, in all its tables.
+    public var count: Int { tables.reduce(0) { $0 + $1.count } }
+
+    /// The bytes of every key and value held.
+    public var byteCount: Int { tables.reduce(0) { $0 + $1.byteCount } }
+
+    /// The place of table `name` in the batch, added (empty) if it is not there:
+    /// give it to ``set(_:forKey:inTable:)-(_,_,Int)`` to change many keys without
+    /// looking the name up each time.
+    public mutating func table(named name: String) -> Int {
+        if let known = positions[name] { return known }
+        let position = tableNames.count
+        positions[name] = position
+        tableNames.append(name)
+        tables.append(TableChanges())
+        return position
+    }
+
+    /// Sets `key` of the table at `position` (from ``table(named:)``) to
+    /// `value`, or removes it when `value` is `nil`.
+    @inline(__always)
+    public mutating func set(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer, inTable position: Int) {
+        tables[position].set(key, to: value)
+    }
+
+    /// Sets `key` of table `name` to `value`, or removes it when `value` is `nil`.
+    public mutating func set(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer, inTable name: String) {
+        set(value, forKey: key, inTable: table(named: name))
+    }
+
+    /// ``set(_:forKey:inTable:)-(_,_,String)`` for arrays.
+    public mutating func set(_ value: [UInt8]?, forKey key: [UInt8], inTable name: String) {
+        let position = table(named: name)
+        tables[position].set(key, to: value)
+    }
+
+    /// The changes to table `name`; `nil` if the batch has none.
+    public func changes(ofTable name: String) -> TableChanges? {
+        positions[name].map { tables[$0] }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Calls `body` with each table that has changes and its changes, in the
+    /// order of the tables' first change.
+    public func forEachTable(_ body: (_ name: String, _ changes: TableChanges) throws -> Void) rethrows {
+        for (name, changes) in zip(tableNames, tables) where !changes.isEmpty { try body(name, changes) }
+    }
+
+    /// Adds every change of `other` after this batch's own: a key both change
+    /// takes `other`'s value. A pool's group commit makes one batch of its blocks' so.
+    public mutating func append(contentsOf other: WriteBatch) {
+        other.forEachTable { name, changes in
+            let position = table(named: name)
+            changes.forEach { key, value in
+                tables[position].set(key, to: value)
+                return true
+            }
+        }
+    }
+}
