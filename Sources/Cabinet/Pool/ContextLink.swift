@@ -104,14 +104,15 @@ final class ContextLink {
     }
 
     /// Runs `body`, a save that writes the group's staged tables (memory only:
-    /// no lock, no commit lock), and records `summary` for the group's commit.
-    func stage<R>(announcing summary: SaveSummary?, _ body: () throws -> R) throws -> R {
+    /// no lock, no commit lock), and records what `summary` then says it
+    /// staged, for the group's commit to announce.
+    func stage<R>(announcing summary: () -> SaveSummary?, _ body: () throws -> R) throws -> R {
         guard let group else { preconditionFailure("Cabinet: staging without a commit group") }
         if let failure = group.blockFailure { throw failure }
         // A group that grew large commits first, keeping its journal and memory bounded.
         if group.isLarge { try pool.commitGroup(holdingLock: depth > 0) }
         let result = try body()
-        if let summary { group.staged(summary) }
+        if let summary = summary(), !summary.isEmpty { group.staged(summary) }
         return result
     }
 
@@ -140,13 +141,13 @@ final class ContextLink {
     }
 
     /// Runs `body`, which writes tables, holding the pool's lock exclusively, then
-    /// announces `summary` if there is one. A save that throws
+    /// announces what `summary` says it committed, if anything. A save that throws
     /// ``CabinetError/Code-swift.struct/saveNotFinished`` is decided (its journal finishes it), so it is announced too.
     ///
     /// In a write block that stages (an upgrade or a compaction: writes that
     /// are not a save), the group so far is committed first, and `body` then
     /// writes the real tables, after it.
-    func write<R>(path: String, announcing summary: SaveSummary?, _ body: () throws -> R) throws -> R {
+    func write<R>(path: String, announcing summary: () -> SaveSummary?, _ body: () throws -> R) throws -> R {
         guard allowsWrites else {
             throw CabinetError.readOnly(path: path, reason: "a StorePool read block cannot change the store; use write { } instead")
         }
@@ -167,68 +168,10 @@ final class ContextLink {
         do {
             result = depth == 1 ? try pool.writingExclusively(body) : try body()
         } catch let error as CabinetError where error.code == .saveNotFinished {
-            if let summary { pool.publish(summary) }
+            if let summary = summary(), !summary.isEmpty { pool.publish(summary) }
             throw error
         }
-        if let summary { pool.publish(summary) }
+        if let summary = summary(), !summary.isEmpty { pool.publish(summary) }
         return result
-    }
-}
-
-/// What one save changed, before the pool numbers it as a ``StorePool/Change``.
-struct SaveSummary {
-    var classes: [StorePool.ClassChange]
-    var namedBuffers: [String]
-
-    var isEmpty: Bool { classes.isEmpty && namedBuffers.isEmpty }
-}
-
-extension SaveSummary {
-    /// What another process's save changed in `classes` (stored names) and the named buffers.
-    init(othersSave save: OthersSave, classes: Set<String>) {
-        let tables = save.wholeStore ? Dictionary(uniqueKeysWithValues: classes.map { ($0, Set<[UInt8]>?.none) }) : save.tables
-        self.classes = tables.keys.filter(classes.contains).sorted().map { name in
-            let keys = tables[name] ?? nil
-            let rows = (keys ?? []).compactMap { key -> UInt32? in
-                guard key.count == 4 else { return nil }
-                let row = key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
-                return row == ClassMetadata.rowID ? nil : row
-            }.sorted()
-            var change = StorePool.ClassChange(className: name, inserted: [], updated: rows, deleted: [])
-            change.wholeClass = keys == nil
-            return change
-        }.filter { $0.wholeClass || !$0.updated.isEmpty }
-        let buffers = save.wholeStore ? nil : save.tables[ObjectStore.namedBuffersTableName]
-        namedBuffers = buffers.map { keys in (keys ?? []).map { String(decoding: $0, as: UTF8.self) }.sorted() } ?? []
-    }
-}
-
-extension ObjectStore {
-    /// Runs `body`, which writes the backend's tables. A plain store just runs it;
-    /// a pool's context runs it as its ``ContextLink`` says (refused in a read
-    /// block, under the pool's lock in a write block), and, for a save,
-    /// announces what `entries` are about to commit.
-    func writingTables<R>(announcing entries: [ClassEntry]? = nil, _ body: () throws -> R) throws -> R {
-        // The pool's lock keeps this process's read blocks out; the commit lock
-        // (changingTables) keeps readers in other processes out.
-        guard let context else { return try changingTables(body) }
-        let summary = entries.map(saveSummary).flatMap { $0.isEmpty ? nil : $0 }
-        // A write block's save: into the group's staging, committed with the group.
-        if entries != nil && context.stages { return try context.stage(announcing: summary, body) }
-        return try context.write(path: path, announcing: summary) { try changingTables(body) }
-    }
-
-    /// The row IDs a save of `entries` (and of the pending named buffers) commits, by class.
-    private func saveSummary(_ entries: [ClassEntry]) -> SaveSummary {
-        var classes: [StorePool.ClassChange] = []
-        for entry in entries {
-            let change = StorePool.ClassChange(
-                className: entry.name,
-                inserted: entry.inserted.filter { $0.changeState == .inserted }.map(\.rowID),
-                updated: entry.updated.filter { $0.changeState == .updated }.map(\.rowID),
-                deleted: entry.deleted.filter { $0.changeState == .deleted }.map(\.rowID))
-            if !change.isEmpty { classes.append(change) }
-        }
-        return SaveSummary(classes: classes, namedBuffers: pendingNamedBuffers.keys.sorted())
     }
 }

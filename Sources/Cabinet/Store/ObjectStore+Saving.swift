@@ -38,8 +38,9 @@ extension ObjectStore {
         let entries = entriesByName.values.filter(\.hasChanges).sorted { $0.name < $1.name }
         let touchesNamedBuffers = !pendingNamedBuffers.isEmpty
         if entries.isEmpty && !touchesNamedBuffers { return }
-        // In a pool's write block: while no block reads, and announced to the pool's subscribers.
-        try writingTables(announcing: entries) {
+        // In a pool's write block: while no block reads, and the committed batch announced to the pool's subscribers.
+        var committed: WriteBatch?
+        try writingTables(announcing: { committed }) {
             for entry in entries where !entry.inserted.isEmpty {
                 try entry.table.reserveCapacity(try entry.table.recordCount + entry.inserted.count)
             }
@@ -49,16 +50,22 @@ extension ObjectStore {
             if touchesNamedBuffers { _ = try namedBuffersTable(creating: true) }
             // A staged save that fails leaves the lists its group keeps as they were, as its staging.
             let keptLists = context?.pendingLists?.snapshot()
+            var batch: WriteBatch?
             do {
-                try commit(try batch(of: entries, lists: lists))
+                // Encoding keeps a pool block's lists for its group: inside, so a failure gives them back.
+                let encoded = try self.batch(of: entries, lists: lists)
+                batch = encoded
+                try commit(encoded)
             } catch let error as CabinetError where error.code == .saveNotFinished {
                 // Decided: its journal finishes it, so memory counts it as done and a retry does not write it twice.
+                committed = batch
                 saveCommitted(entries, lists: lists)
                 throw error
             } catch {
                 if let keptLists { context?.pendingLists?.restore(keptLists) }
                 throw error
             }
+            committed = batch
             saveCommitted(entries, lists: lists)
         }
     }
@@ -70,8 +77,8 @@ extension ObjectStore {
         for entry in entries {
             let table = batch.table(named: entry.name)
             let indexTable = entry.indexes.map { batch.table(named: $0.tableName) }
-            try write(entry, lists: lists, records: { rowID, value in
-                withUnsafeBytes(of: rowID.littleEndian) { batch.set(value, forKey: $0, inTable: table) }
+            try write(entry, lists: lists, records: { rowID, value, isNew in
+                withUnsafeBytes(of: rowID.littleEndian) { batch.set(value, forKey: $0, inTable: table, isNew: isNew) }
             }, listRecords: { key, value in
                 guard let listsTable else { return }
                 withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: listsTable) }
@@ -125,7 +132,7 @@ extension ObjectStore {
 
     /// Hands one class's pending changes to `sink`: each record to write, or `nil`
     /// to delete it; and the changes to its out-of-line lists to `listRecords`.
-    private func write(_ entry: ClassEntry, lists: ListWriter?, records sink: (UInt32, UnsafeRawBufferPointer?) throws -> Void,
+    private func write(_ entry: ClassEntry, lists: ListWriter?, records sink: (_ row: UInt32, _ record: UnsafeRawBufferPointer?, _ isNew: Bool) throws -> Void,
                        listRecords: @escaping ListWriter.Sink, indexRecords: ClassIndexes.Sink) throws {
         // One local buffer for the whole class: no copy of the store's buffer per record.
         var buffer = writeBuffer
@@ -167,7 +174,7 @@ extension ObjectStore {
                                                      reason: "row \(object.rowID), handed out to a new object, already holds one: the last row ID is damaged; nothing was written. `cabinet verify` lists the rows beyond it")
             }
             try encode(object, entry: entry, into: &buffer, version: version)
-            try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
+            try buffer.withUnsafeBytes { try sink(object.rowID, $0, true) }
             try writeLists(of: object, isNew: true)
             try writeIndexes(of: object, record: buffer, isNew: true)
         }
@@ -176,12 +183,12 @@ extension ObjectStore {
                 throw CabinetError.unloadedObjectModified(entry.location(row: object.rowID))
             }
             try encode(object, entry: entry, into: &buffer, version: version)
-            try buffer.withUnsafeBytes { try sink(object.rowID, $0) }
+            try buffer.withUnsafeBytes { try sink(object.rowID, $0, false) }
             try writeLists(of: object, isNew: false)
             try writeIndexes(of: object, record: buffer, isNew: false)
         }
         for object in entry.deleted where object.changeState == .deleted {
-            try sink(object.rowID, nil)
+            try sink(object.rowID, nil, false)
             try indexWrite?.row(object.rowID, entries: nil, isNew: false, sink: indexRecords)
             if collector != nil {
                 try lists?.deleteLists(classID: entry.metadata.classID, row: object.rowID, owner: entry.location(row: object.rowID), to: listRecords)
@@ -190,7 +197,7 @@ extension ObjectStore {
         }
         try indexWrite?.finish(sink: indexRecords)
         if entry.metadataChanged {
-            try entry.metadata.bytes.withUnsafeBytes { try sink(ClassMetadata.rowID, $0) }
+            try entry.metadata.bytes.withUnsafeBytes { try sink(ClassMetadata.rowID, $0, false) }
         }
     }
 

@@ -22,6 +22,8 @@ public struct TableChanges: Sendable {
         var key: Range<Int>
         /// The new value's place in ``bytes``; `nil` for a removal.
         var value: Range<Int>?
+        /// Whether the writer said the key was not in the table before.
+        var isNew: Bool
     }
 
     /// Every key and value, one after another; a value changed twice leaves its first bytes unused.
@@ -54,16 +56,19 @@ public struct TableChanges: Sendable {
     }
 
     /// Records that `key` now holds `value` (`nil`: is removed); returns
-    /// whether it had a change already (which this one replaces).
+    /// whether it had a change already (which this one replaces). `isNew`
+    /// says the table did not have `key` before (an inserted object's row),
+    /// for those who read the batch as a change (``forEachChange(_:)``);
+    /// a key new in the batch stays new, whatever replaces its change.
     @discardableResult
-    public mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?) -> Bool {
+    public mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?, isNew: Bool = false) -> Bool {
         if let existing = index(of: key) {
             changes[existing].value = store(value)
             return true
         }
         let start = bytes.count
         bytes.append(contentsOf: key)
-        let change = Change(key: start..<bytes.count, value: store(value))
+        let change = Change(key: start..<bytes.count, value: store(value), isNew: isNew)
         if let packed = ShortKeyIndex.packed(key) { shortKeys.insert(packed, at: changes.count) } else { longKeys[Array(key)] = changes.count }
         changes.append(change)
         return false
@@ -96,6 +101,16 @@ public struct TableChanges: Sendable {
             for change in changes {
                 let value = change.value.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }
                 guard try body(UnsafeRawBufferPointer(rebasing: buffer[change.key]), value) else { return }
+            }
+        }
+    }
+
+    /// ``forEach(_:)`` with whether each key is new (see ``set(_:to:isNew:)``).
+    public func forEachChange(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, _ isNew: Bool) throws -> Bool) rethrows {
+        try bytes.withUnsafeBytes { buffer in
+            for change in changes {
+                let value = change.value.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }
+                guard try body(UnsafeRawBufferPointer(rebasing: buffer[change.key]), value, change.isNew) else { return }
             }
         }
     }

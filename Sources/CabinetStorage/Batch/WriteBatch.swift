@@ -51,10 +51,11 @@ public struct WriteBatch: Sendable {
     }
 
     /// Sets `key` of the table at `position` (from ``table(named:)``) to
-    /// `value`, or removes it when `value` is `nil`.
+    /// `value`, or removes it when `value` is `nil`; `isNew` says the table
+    /// did not have the key before (see ``TableChanges/set(_:to:isNew:)``).
     @inline(__always)
-    public mutating func set(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer, inTable position: Int) {
-        tables[position].set(key, to: value)
+    public mutating func set(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer, inTable position: Int, isNew: Bool = false) {
+        tables[position].set(key, to: value, isNew: isNew)
     }
 
     /// Sets `key` of table `name` to `value`, or removes it when `value` is `nil`.

@@ -1,0 +1,68 @@
+/// What one save changed, before the pool numbers it as a ``StorePool/Change``.
+struct SaveSummary {
+    var classes: [StorePool.ClassChange]
+    var namedBuffers: [String]
+
+    var isEmpty: Bool { classes.isEmpty && namedBuffers.isEmpty }
+}
+
+extension SaveSummary {
+    /// What another process's save changed in `classes` (stored names) and the named buffers.
+    init(othersSave save: OthersSave, classes: Set<String>) {
+        let tables = save.wholeStore ? Dictionary(uniqueKeysWithValues: classes.map { ($0, Set<[UInt8]>?.none) }) : save.tables
+        self.classes = tables.keys.filter(classes.contains).sorted().map { name in
+            let keys = tables[name] ?? nil
+            let rows = (keys ?? []).compactMap { key -> UInt32? in
+                guard key.count == 4 else { return nil }
+                let row = key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+                return row == ClassMetadata.rowID ? nil : row
+            }.sorted()
+            var change = StorePool.ClassChange(className: name, inserted: [], updated: rows, deleted: [])
+            change.wholeClass = keys == nil
+            return change
+        }.filter { $0.wholeClass || !$0.updated.isEmpty }
+        let buffers = save.wholeStore ? nil : save.tables[ObjectStore.namedBuffersTableName]
+        namedBuffers = buffers.map { keys in (keys ?? []).map { String(decoding: $0, as: UTF8.self) }.sorted() } ?? []
+    }
+}
+
+extension ObjectStore {
+    /// Runs `body`, which writes the backend's tables. A plain store just runs it;
+    /// a pool's context runs it as its ``ContextLink`` says (refused in a read
+    /// block, under the pool's lock in a write block), and, for a save,
+    /// announces the batch `committed` then gives (nothing for other writes).
+    func writingTables<R>(announcing committed: (() -> WriteBatch?)? = nil, _ body: () throws -> R) throws -> R {
+        // The pool's lock keeps this process's read blocks out; the commit lock
+        // (changingTables) keeps readers in other processes out.
+        guard let context else { return try changingTables(body) }
+        let summary = { committed?().map(self.saveSummary(of:)) }
+        // A write block's save: into the group's staging, committed with the group.
+        if committed != nil && context.stages { return try context.stage(announcing: summary, body) }
+        return try context.write(path: path, announcing: summary) { try changingTables(body) }
+    }
+
+    /// The rows a committed `batch` inserted, updated and deleted, by class,
+    /// and the named buffers it set or removed: the batch, read as a change.
+    func saveSummary(of batch: WriteBatch) -> SaveSummary {
+        var classes: [StorePool.ClassChange] = []
+        var namedBuffers: [String] = []
+        batch.forEachTable { name, changes in
+            if name == ObjectStore.namedBuffersTableName {
+                namedBuffers = changes.keys.map { String(decoding: $0, as: UTF8.self) }.sorted()
+                return
+            }
+            guard entriesByName[name] != nil else { return }
+            var inserted: [UInt32] = [], updated: [UInt32] = [], deleted: [UInt32] = []
+            changes.forEachChange { key, value, isNew in
+                guard key.count == 4 else { return true }
+                let row = UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))
+                guard row != ClassMetadata.rowID else { return true }
+                if value == nil { deleted.append(row) } else if isNew { inserted.append(row) } else { updated.append(row) }
+                return true
+            }
+            let change = StorePool.ClassChange(className: name, inserted: inserted, updated: updated, deleted: deleted)
+            if !change.isEmpty { classes.append(change) }
+        }
+        return SaveSummary(classes: classes.sorted { $0.className < $1.className }, namedBuffers: namedBuffers)
+    }
+}
