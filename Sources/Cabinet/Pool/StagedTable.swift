@@ -277,17 +277,3 @@ final class GroupStaging {
         stagedBytes = 0
     }
 }
-
-extension StagedTable: GroupCommittingTable {
-    /// In a direct block the staged view is its base table: it commits together
-    /// with another staged view whose base can commit with its own (Redis's `MULTI`/`EXEC`).
-    func canCommitTogether(with other: any StorageTable) -> Bool {
-        guard staging.isDirect, let base = base as? any GroupCommittingTable else { return false }
-        return base.canCommitTogether(with: (other as? StagedTable)?.base ?? other)
-    }
-
-    func commitTogether(_ tables: [any StorageTable]) throws {
-        let bases = tables.map { ($0 as? StagedTable)?.base ?? $0 }
-        try (base as! any GroupCommittingTable).commitTogether(bases)   // canCommitTogether(with:) said it is
-    }
-}

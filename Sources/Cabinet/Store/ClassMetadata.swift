@@ -79,3 +79,14 @@ struct ClassMetadata: Equatable {
         return buffer.allBytes
     }
 }
+
+extension WriteBatch {
+    /// A batch that writes a class's metadata row, and what is added to it.
+    init(_ metadata: ClassMetadata, of className: String) {
+        self.init()
+        let table = table(named: className)
+        metadata.bytes.withUnsafeBytes { bytes in
+            withUnsafeBytes(of: ClassMetadata.rowID.littleEndian) { set(bytes, forKey: $0, inTable: table) }
+        }
+    }
+}

@@ -57,10 +57,7 @@ struct ClassRegistrar {
             }
             metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
             metadata.checksummed = store.recordFormat == .checksummed
-            let bytes = metadata.bytes
-            try table.transaction {
-                try bytes.withUnsafeBytes { try table.setValue($0, forRow: ClassMetadata.rowID) }
-            }
+            try backend.commit(WriteBatch(metadata, of: name))
         }
         try catalog(name, tag: metadata.classID)
         return (table, metadata)

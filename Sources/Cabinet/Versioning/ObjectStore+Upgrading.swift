@@ -59,12 +59,7 @@ extension ObjectStore {
             // Memory takes the new version only once the file has it: a failed write leaves the upgrade to do again.
             var upgraded = entry.metadata
             upgraded.version = target
-            let bytes = upgraded.bytes
-            try changingTables {
-                try entry.table.transaction {
-                    try bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
-                }
-            }
+            try changingTables { try backend.commit(WriteBatch(upgraded, of: entry.name)) }
             entry.metadata = upgraded
         }
         counter.finish()
@@ -118,17 +113,16 @@ extension ObjectStore {
         }
         var rewritten = 0
         var buffer = DataBuffer()
+        var batch = metadata.map { WriteBatch($0, of: entry.name) } ?? WriteBatch()
+        let table = batch.table(named: entry.name)
         // One batch is one commit: readers in other processes wait for it, and see it whole.
         try changingTables {
-            try entry.table.transaction {
-                try forEachRowToRewrite(entry, in: range, into: &buffer, where: shouldRewrite) { rowID, record in
-                    try entry.table.setValue(record, forRow: rowID)
-                    rewritten += 1
-                }
-                if let metadata {
-                    try metadata.bytes.withUnsafeBytes { try entry.table.setValue($0, forRow: ClassMetadata.rowID) }
-                }
+            // Every row is read before any is written: the batch holds them until the commit.
+            try forEachRowToRewrite(entry, in: range, into: &buffer, where: shouldRewrite) { rowID, record in
+                withUnsafeBytes(of: rowID.littleEndian) { batch.set(record, forKey: $0, inTable: table) }
+                rewritten += 1
             }
+            try backend.commit(batch)
         }
         return rewritten
     }
