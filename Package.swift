@@ -96,7 +96,7 @@ let package = Package(
         // The writer of the live-store tests: saves when told, while the test reads the store.
         .executableTarget(
             name: "cabinet-test-writer",
-            dependencies: ["Cabinet", "TortureModels"],
+            dependencies: ["Cabinet", "CabinetStorage", "TortureModels"],
             path: "Tests/Helpers/LiveWriter"
         ),
         // The classes of the crash-torture test, shared by its child and the test.

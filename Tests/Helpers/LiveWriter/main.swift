@@ -21,21 +21,13 @@ import Cabinet
 import Foundation
 import TortureModels
 
-/// Left as the tests read it (`TortureLeft`'s layout and file), whose `write(to:)`
-/// can stop in the middle of a save, inside the transaction of its file.
+/// Left as the tests read it (`TortureLeft`'s layout and file), saved through
+/// a ``PausingBackend`` that can stop its save inside the transaction of its file.
 final class PausingLeft: StoredObject {
     override class var storedName: String { "Left" }
-    nonisolated(unsafe) static var pauseNextWrite = false
     @Stored var balance: Int64 = 0
     override func read(from buffer: inout DataBuffer) throws { balance = try buffer.readInt64() }
-    override func write(to buffer: inout DataBuffer) {
-        if PausingLeft.pauseNextWrite {
-            PausingLeft.pauseNextWrite = false
-            say("paused")
-            _ = readLine()
-        }
-        buffer.writeInt64(balance)
-    }
+    override func write(to buffer: inout DataBuffer) { buffer.writeInt64(balance) }
 }
 
 func say(_ line: String) {
@@ -55,7 +47,7 @@ guard CommandLine.arguments.count >= 2 else {
 do {
     var tuning = TokyoCabinetBackend.Options()
     if CommandLine.arguments.count >= 3, let buckets = Int64(CommandLine.arguments[2]) { tuning.bucketCount = buckets }
-    let store = try ObjectStore(backend: TokyoCabinetBackend(directory: CommandLine.arguments[1], options: tuning))
+    let store = try ObjectStore(backend: PausingBackend(TokyoCabinetBackend(directory: CommandLine.arguments[1], options: tuning)))
     store.undoManager.isEnabled = false
     try store.register(PausingLeft.self, TortureRight.self, TortureReceipt.self)
     let left = try store.fetchAll(PausingLeft.self).first ?? { let l = PausingLeft(); l.balance = 1_000; store.insert(l); return l }()
@@ -89,8 +81,11 @@ do {
         case "grow": try save(receipts: count); say("saved \(serial)")
         case "compact": try store.compact(); say("compacted")
         case "pause":
-            // Left alone changes: one file, one transaction, in which write(to:) stops.
-            PausingLeft.pauseNextWrite = true
+            // Left alone changes: one file, one transaction, in which its first write stops.
+            PausingBackend.pauseNextWrite = {
+                say("paused")
+                _ = readLine()
+            }
             left.balance -= 1
             try store.save()
             right.balance += 1       // the balances add up again
