@@ -75,10 +75,12 @@ extension ObjectStore {
         var batch = WriteBatch()
         let listsTable = lists == nil ? nil : batch.table(named: ObjectStore.listsTableName)
         for entry in entries {
-            let table = batch.table(named: entry.name)
+            // The class's rows apart, each once, in a local the list sink (which escapes) does not capture.
+            var records = TableChanges(indexed: false)
+            records.reserveCapacity(changes: entry.inserted.count + entry.updated.count + entry.deleted.count + 1, bytes: 0)
             let indexTable = entry.indexes.map { batch.table(named: $0.tableName) }
             try write(entry, lists: lists, records: { rowID, value, isNew in
-                withUnsafeBytes(of: rowID.littleEndian) { batch.set(value, forKey: $0, inTable: table, isNew: isNew) }
+                withUnsafeBytes(of: rowID.littleEndian) { _ = records.set($0, to: value, isNew: isNew) }
             }, listRecords: { key, value in
                 guard let listsTable else { return }
                 withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: listsTable) }
@@ -86,6 +88,7 @@ extension ObjectStore {
                 guard let indexTable else { return }
                 withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: indexTable) }
             })
+            batch.add(records, toTable: entry.name)
         }
         if !pendingNamedBuffers.isEmpty {
             let namedBuffers = batch.table(named: ObjectStore.namedBuffersTableName)

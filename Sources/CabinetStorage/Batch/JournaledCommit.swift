@@ -86,7 +86,14 @@ package final class JournaledCommit: Sendable {
         }
         let location = RecordLocation(file: services.journalLocation)
         do {
-            try applyInTransactions(to: backend) { put in try WriteBatch.replay(bytes, location: location, put) }
+            try applyInTransactions(to: backend) { table in
+                // Records come table by table: the last table is asked for first.
+                var last: (name: String, table: any StorageTable)?
+                try WriteBatch.replay(bytes, location: location) { name, key, value in
+                    if last?.name != name { last = (name, try table(name)) }
+                    try last?.table.apply(value, forKey: key)
+                }
+            }
         } catch let failure as PartialCommit {
             unfinished.withLock { $0 = true }
             throw failure.error
@@ -98,21 +105,23 @@ package final class JournaledCommit: Sendable {
 
     /// Writes `batch`'s changes, each table in one transaction, then commits them all.
     private func applyInTransactions(_ batch: WriteBatch, to backend: any StorageBackend) throws {
-        try applyInTransactions(to: backend) { put in
+        try applyInTransactions(to: backend) { table in
             try batch.forEachTable { name, changes in
+                let table = try table(name)
                 try changes.forEach { key, value in
-                    try put(name, key, value)
+                    try table.apply(value, forKey: key)
                     return true
                 }
             }
         }
     }
 
-    /// Writes the records `records` hands to `put` (a table's name, a key, a
-    /// value or `nil` to delete), each table in one transaction begun at its
-    /// first record, then commits them all. On failure throws a
-    /// ``PartialCommit`` that says how many tables had committed before it.
-    private func applyInTransactions(to backend: any StorageBackend, _ records: (_ put: (String, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws -> Void) throws {
+    /// Runs `records`, which writes records into the tables it asks `table`
+    /// for by name (each opened, and its transaction begun, the first time),
+    /// then commits them all. On failure throws a ``PartialCommit`` that says
+    /// how many tables had committed before it.
+    private func applyInTransactions(to backend: any StorageBackend,
+                                     _ records: (_ table: (String) throws -> any StorageTable) throws -> Void) throws {
         var tables: [String: any StorageTable] = [:]
         var begun: [any StorageTable] = []
         var committed = 0
@@ -121,30 +130,21 @@ package final class JournaledCommit: Sendable {
         // Files can vanish under a store (a networked store's tables cannot, and asking costs a round trip).
         let checksFiles = backend.services.needsJournal
         do {
-            // Records come table by table: the last table is asked for first.
-            var last: (name: String, table: any StorageTable)?
-            try records { name, key, value in
-                let table: any StorageTable
-                if let last, last.name == name {
-                    table = last.table
-                } else if let open = tables[name] {
-                    table = open
-                } else {
-                    // A class the catalog lists whose file is gone is not created again with
-                    // only this batch's records in it.
-                    if checksFiles, try !backend.hasTable(named: name) {
-                        if catalog == nil { catalog = .some(try backend.services.readCatalog()) }
-                        if let listed = catalog??.tables[name] {
-                            throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
-                        }
+            try records { name in
+                if let open = tables[name] { return open }
+                // A class the catalog lists whose file is gone is not created again with
+                // only this batch's records in it.
+                if checksFiles, try !backend.hasTable(named: name) {
+                    if catalog == nil { catalog = .some(try backend.services.readCatalog()) }
+                    if let listed = catalog??.tables[name] {
+                        throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
                     }
-                    table = try backend.openTable(named: name)
-                    try table.beginTransaction()
-                    begun.append(table)
-                    tables[name] = table
                 }
-                last = (name, table)
-                try table.apply(value, forKey: key)
+                let table = try backend.openTable(named: name)
+                try table.beginTransaction()
+                begun.append(table)
+                tables[name] = table
+                return table
             }
             committing = true
             // One commit per table, or one for all of them where the backend can (Redis).

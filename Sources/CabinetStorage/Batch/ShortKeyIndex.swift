@@ -16,6 +16,8 @@ package struct ShortKeyIndex: Sendable {
     /// A key of up to 7 bytes as one number: its bytes, and its length in the top byte.
     @inline(__always)
     package static func packed(_ key: UnsafeRawBufferPointer) -> UInt64? {
+        // A row key, the common case: one load.
+        if key.count == 4 { return 4 << 56 | UInt64(UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))) }
         guard key.count <= 7 else { return nil }
         var value = UInt64(key.count) << 56
         for (index, byte) in key.enumerated() { value |= UInt64(byte) << (8 * index) }
@@ -80,9 +82,20 @@ package struct ShortKeyIndex: Sendable {
         slots[at] = slot
     }
 
+    /// Makes room for `count` keys without growing (each growth places every key again).
+    package mutating func reserveCapacity(_ count: Int) {
+        var capacity = max(1024, keys.count)
+        while 2 * count > capacity { capacity *= 2 }
+        guard capacity > keys.count else { return }
+        rehash(to: capacity)
+    }
+
     private mutating func grow() {
+        rehash(to: max(1024, keys.count * 2))
+    }
+
+    private mutating func rehash(to capacity: Int) {
         let old = (keys, slots)
-        let capacity = max(1024, keys.count * 2)
         keys = [UInt64](repeating: 0, count: capacity)
         slots = [Int32](repeating: 0, count: capacity)
         for (key, slot) in zip(old.0, old.1) where key != 0 { place(key, slot) }

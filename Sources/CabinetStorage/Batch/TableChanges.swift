@@ -1,6 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One table's part of a ``WriteBatch``: for each key changed, its new value
-/// or its removal, in the order of each key's first change. A key changed
-/// twice keeps its last change.
+/// or its removal, in the order of each key's first change.
 ///
 /// ```swift
 /// var changes = TableChanges()
@@ -11,6 +14,14 @@
 ///     return true
 /// }
 /// ```
+///
+/// Indexed (the default), a key changed twice keeps its last change, in the
+/// place of its first, and lookups (``contains(_:)``, ``withChange(of:_:)``)
+/// are a hash probe. Unindexed (`TableChanges(indexed: false)`), it is a log,
+/// for a writer that changes each key once (a save's rows): no index is
+/// kept, a key changed again is appended again (``forEach(_:)`` then gives
+/// both, in order, and applying them in order leaves the last), and a lookup
+/// reads the whole log from its end.
 ///
 /// A save of a million objects makes a million changes, so they are kept in
 /// one byte buffer with an index of where each is, not as a million pairs of
@@ -28,13 +39,19 @@ public struct TableChanges: Sendable {
 
     /// Every key and value, one after another; a value changed twice leaves its first bytes unused.
     private var bytes: [UInt8] = []
-    /// One per key changed, in the order of their first change.
+    /// One per key changed (per change, unindexed), in the order of their first change.
     private var changes: [Change] = []
     /// Where the change of a short key is, by ``ShortKeyIndex/packed(_:)``.
     private var shortKeys = ShortKeyIndex()
     private var longKeys: [[UInt8]: Int] = [:]
+    /// Whether keys are looked up in ``shortKeys`` and ``longKeys`` (see the type's comment).
+    public let isIndexed: Bool
 
-    public init() {}
+    /// Changes whose keys are kept once each and looked up by hash (`indexed`),
+    /// or a log of changes (see the type's comment).
+    public init(indexed: Bool = true) {
+        isIndexed = indexed
+    }
 
     /// Whether no key is changed.
     public var isEmpty: Bool { changes.isEmpty }
@@ -44,15 +61,33 @@ public struct TableChanges: Sendable {
     public var byteCount: Int { bytes.count }
 
     private func index(of key: UnsafeRawBufferPointer) -> Int? {
+        guard isIndexed else { return lastIndex(of: key) }
         if let packed = ShortKeyIndex.packed(key) { return shortKeys.find(packed) }
         return longKeys.isEmpty ? nil : longKeys[Array(key)]
     }
 
+    /// An unindexed log's lookup: its last change of `key`.
+    private func lastIndex(of key: UnsafeRawBufferPointer) -> Int? {
+        bytes.withUnsafeBytes { buffer in
+            changes.lastIndex { change in
+                let stored = UnsafeRawBufferPointer(rebasing: buffer[change.key])
+                return stored.count == key.count && (key.isEmpty || memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0)
+            }
+        }
+    }
+
+    /// Appends `source` to ``bytes`` and returns where it went: through a typed
+    /// buffer, whose append is one copy (a raw buffer's is a loop of bytes).
+    @inline(__always)
+    private mutating func append(_ source: UnsafeRawBufferPointer) -> Range<Int> {
+        let start = bytes.count
+        if !source.isEmpty { source.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) } }
+        return start..<bytes.count
+    }
+
     private mutating func store(_ value: UnsafeRawBufferPointer?) -> Range<Int>? {
         guard let value else { return nil }
-        let start = bytes.count
-        bytes.append(contentsOf: value)
-        return start..<bytes.count
+        return append(value)
     }
 
     /// Records that `key` now holds `value` (`nil`: is removed); returns
@@ -62,13 +97,15 @@ public struct TableChanges: Sendable {
     /// a key new in the batch stays new, whatever replaces its change.
     @discardableResult
     public mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?, isNew: Bool = false) -> Bool {
+        guard isIndexed else {
+            changes.append(Change(key: append(key), value: store(value), isNew: isNew))
+            return false
+        }
         if let existing = index(of: key) {
             changes[existing].value = store(value)
             return true
         }
-        let start = bytes.count
-        bytes.append(contentsOf: key)
-        let change = Change(key: start..<bytes.count, value: store(value), isNew: isNew)
+        let change = Change(key: append(key), value: store(value), isNew: isNew)
         if let packed = ShortKeyIndex.packed(key) { shortKeys.insert(packed, at: changes.count) } else { longKeys[Array(key)] = changes.count }
         changes.append(change)
         return false
@@ -127,5 +164,6 @@ public struct TableChanges: Sendable {
     public mutating func reserveCapacity(changes count: Int, bytes byteCount: Int) {
         changes.reserveCapacity(changes.count + count)
         bytes.reserveCapacity(bytes.count + byteCount)
+        if isIndexed { shortKeys.reserveCapacity(changes.count + count) }
     }
 }

@@ -80,13 +80,34 @@ public struct WriteBatch: Sendable {
         for (name, changes) in zip(tableNames, tables) where !changes.isEmpty { try body(name, changes) }
     }
 
+    /// Adds `changes` to table `name`: taken as they are if the batch has no
+    /// change there yet (a writer that built one table's changes apart, as a
+    /// save builds each class's records), else each after the table's own.
+    ///
+    /// ```swift
+    /// var songs = TableChanges(indexed: false)    // each row once
+    /// songs.set(rowKey, to: record)
+    /// batch.add(songs, toTable: "Song")
+    /// ```
+    public mutating func add(_ changes: TableChanges, toTable name: String) {
+        let position = table(named: name)
+        guard !tables[position].isEmpty else {
+            tables[position] = changes
+            return
+        }
+        changes.forEachChange { key, value, isNew in
+            tables[position].set(key, to: value, isNew: isNew)
+            return true
+        }
+    }
+
     /// Adds every change of `other` after this batch's own: a key both change
     /// takes `other`'s value. A pool's group commit makes one batch of its blocks' so.
     public mutating func append(contentsOf other: WriteBatch) {
         other.forEachTable { name, changes in
             let position = table(named: name)
-            changes.forEach { key, value in
-                tables[position].set(key, to: value)
+            changes.forEachChange { key, value, isNew in
+                tables[position].set(key, to: value, isNew: isNew)
                 return true
             }
         }
