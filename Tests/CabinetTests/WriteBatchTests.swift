@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import Cabinet
+@testable import CabinetStorage
+
+/// `WriteBatch`: everything one save changes, committed by a backend all or nothing.
+@Suite struct WriteBatchTests {
+    private static func key(_ row: UInt32) -> [UInt8] { withUnsafeBytes(of: row.littleEndian, Array.init) }
+
+    private static func contents(_ changes: TableChanges?) -> [String] {
+        var seen: [String] = []
+        changes?.forEachChange { key, value, isNew in
+            seen.append("\(Array(key)) \(value.map { "\(Array($0))" } ?? "removed")\(isNew ? " new" : "")")
+            return true
+        }
+        return seen
+    }
+
+    @Test func anIndexedTableKeepsEachKeyOnceWithItsLastChangeInItsFirstPlace() {
+        var changes = TableChanges()
+        let replaced = [changes.set(Self.key(2), to: [1]), changes.set(Self.key(3), to: [2]), changes.set(Self.key(2), to: nil),
+                        changes.set(Array("a long key".utf8), to: [3]), changes.set(Array("a long key".utf8), to: [4])]
+        #expect(replaced == [false, false, true, false, true])
+        #expect(Self.contents(changes) == ["[2, 0, 0, 0] removed", "[3, 0, 0, 0] [2]", "\(Array("a long key".utf8)) [4]"])
+        #expect(changes.count == 3)
+        let found: [UInt8]?? = Self.key(3).withUnsafeBytes { key in changes.withChange(of: key) { $0.map(Array.init) } }
+        #expect(found == .some([2]))
+        #expect(Self.key(9).withUnsafeBytes { changes.contains($0) } == false)
+    }
+
+    @Test func anUnindexedTableIsALogWhoseLookupsFindTheLastChange() {
+        var changes = TableChanges(indexed: false)
+        changes.set(Self.key(2), to: [1])
+        changes.set(Self.key(2), to: [5])
+        #expect(changes.count == 2, "a log keeps both")
+        let found: [UInt8]?? = Self.key(2).withUnsafeBytes { key in changes.withChange(of: key) { $0.map(Array.init) } }
+        #expect(found == .some([5]))
+        #expect(Self.key(7).withUnsafeBytes { changes.contains($0) } == false)
+    }
+
+    @Test func aBatchKeepsItsTablesInTheOrderFirstChangedAndRoundTripsAsAJournal() throws {
+        var batch = WriteBatch()
+        var songs = TableChanges(indexed: false)
+        Self.key(2).withUnsafeBytes { key in [UInt8]([7, 7]).withUnsafeBytes { _ = songs.set(key, to: $0, isNew: true) } }
+        Self.key(3).withUnsafeBytes { _ = songs.set($0, to: nil) }
+        batch.set([9], forKey: Array("Mix".utf8), inTable: "NamedBuffers")
+        batch.add(songs, toTable: "Song")
+        #expect(batch.tableNames == ["NamedBuffers", "Song"])
+        #expect(batch.count == 3)
+        #expect(Self.contents(batch.changes(ofTable: "Song")) == ["[2, 0, 0, 0] [7, 7] new", "[3, 0, 0, 0] removed"])
+        #expect(batch.changes(ofTable: "Playlist") == nil)
+
+        let decoded = try WriteBatch(decoding: batch.encoded(), location: RecordLocation(file: "batch"))
+        #expect(decoded.tableNames == batch.tableNames)
+        // The journal's format says put or remove, not whether a row is new.
+        #expect(Self.contents(decoded.changes(ofTable: "Song")) == ["[2, 0, 0, 0] [7, 7]", "[3, 0, 0, 0] removed"])
+        #expect(Self.contents(decoded.changes(ofTable: "NamedBuffers")) == ["\(Array("Mix".utf8)) [9]"])
+    }
+
+    @Test func addingChangesToATableThatHasSomeAppendsThem() {
+        var batch = WriteBatch()
+        batch.set([1], forKey: Self.key(2), inTable: "Song")
+        var more = TableChanges()
+        more.set(Self.key(2), to: [2])
+        more.set(Self.key(4), to: [4])
+        batch.add(more, toTable: "Song")
+        #expect(Self.contents(batch.changes(ofTable: "Song")) == ["[2, 0, 0, 0] [2]", "[4, 0, 0, 0] [4]"])
+    }
+
+    @Test func aDamagedBatchIsAClearErrorNotATrap() {
+        var batch = WriteBatch()
+        batch.set([1, 2, 3], forKey: Self.key(2), inTable: "Song")
+        let bytes = batch.encoded()
+        for damaged in [Array(bytes.dropLast(1)), Array(bytes.prefix(12)), [UInt8](), bytes.map { $0 ^ 0x40 }] {
+            #expect(throws: CabinetError.self) { _ = try WriteBatch(decoding: damaged, location: RecordLocation(file: "batch")) }
+        }
+    }
+
+    /// Every backend commits a batch across several tables, and a batch none
+    /// of whose tables could take it leaves every table as it was.
+    @Test(arguments: BackendKind.allCases)
+    func everyBackendCommitsABatchAcrossTablesWhole(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let backend = try fixture.backend()
+        defer { if kind != .memory { backend.close() } }
+        var batch = WriteBatch()
+        batch.set([1], forKey: Self.key(2), inTable: "Left")
+        batch.set([2], forKey: Self.key(2), inTable: "Right")
+        try backend.commit(batch)
+        for name in ["Left", "Right"] {
+            let value = try backend.openTable(named: name).withValue(forRow: 2) { Array($0) }
+            #expect(value == (name == "Left" ? [1] : [2]))
+        }
+        #expect(!backend.hasUnfinishedCommit)
+        #expect(try backend.finishUnfinishedCommit() == nil)
+    }
+}
