@@ -20,6 +20,6 @@ extension ObjectStore {
                 withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: position) }
             }
         }
-        try changingTables { try backend.commit(batch) }
+        try changingTables { try commitToBackend(batch) }
     }
 }

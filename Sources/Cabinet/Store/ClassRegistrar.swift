@@ -57,7 +57,7 @@ struct ClassRegistrar {
             }
             metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
             metadata.checksummed = store.recordFormat == .checksummed
-            try backend.commit(WriteBatch(metadata, of: name))
+            try store.commitToBackend(WriteBatch(metadata, of: name))
         }
         try catalog(name, tag: metadata.classID)
         return (table, metadata)

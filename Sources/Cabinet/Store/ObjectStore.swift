@@ -93,8 +93,17 @@ public final class ObjectStore {
 
     /// The tables the store holds (`nil` for a store that has no catalog yet).
     var catalog: StoreCatalog?
+    /// Set once a commit of this store was decided but not applied in full
+    /// (``CabinetError/Code-swift.struct/saveNotFinished``), or its replay
+    /// failed: only then is the backend asked, at every read.
+    var commitMayBeUnfinished = false
     /// Whether a save's batch is decided but not applied in full (its journal finishes it).
-    var journalAwaitsReplay: Bool { backend.hasUnfinishedCommit }
+    var journalAwaitsReplay: Bool {
+        guard commitMayBeUnfinished else { return false }
+        if backend.hasUnfinishedCommit { return true }
+        commitMayBeUnfinished = false
+        return false
+    }
     /// Whether each read goes through the backend's ``StoreServices/withCommittedState(_:)``:
     /// a read-only store, whose writer may be saving in another process.
     let coordinatesReads: Bool

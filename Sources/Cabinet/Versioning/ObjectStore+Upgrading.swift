@@ -59,7 +59,7 @@ extension ObjectStore {
             // Memory takes the new version only once the file has it: a failed write leaves the upgrade to do again.
             var upgraded = entry.metadata
             upgraded.version = target
-            try changingTables { try backend.commit(WriteBatch(upgraded, of: entry.name)) }
+            try changingTables { try commitToBackend(WriteBatch(upgraded, of: entry.name)) }
             entry.metadata = upgraded
         }
         counter.finish()
@@ -122,7 +122,7 @@ extension ObjectStore {
                 withUnsafeBytes(of: rowID.littleEndian) { batch.set(record, forKey: $0, inTable: table) }
                 rewritten += 1
             }
-            try backend.commit(batch)
+            try commitToBackend(batch)
         }
         return rewritten
     }

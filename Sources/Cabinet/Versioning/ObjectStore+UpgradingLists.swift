@@ -48,7 +48,7 @@ extension ObjectStore {
             }
             guard rewritten > 0 || metadata != nil else { return }
             do {
-                try backend.commit(batch)
+                try commitToBackend(batch)
             } catch let error as CabinetError where error.code == .saveNotFinished {
                 // Decided: its journal finishes it.
                 listNodesCommitted(lists)

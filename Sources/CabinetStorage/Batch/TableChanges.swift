@@ -38,7 +38,7 @@ public struct TableChanges: Sendable {
     }
 
     /// Every key and value, one after another; a value changed twice leaves its first bytes unused.
-    private var bytes: [UInt8] = []
+    private var bytes = ChangeBytes()
     /// One per key changed (per change, unindexed), in the order of their first change.
     private var changes: [Change] = []
     /// Where the change of a short key is, by ``ShortKeyIndex/packed(_:)``.
@@ -68,21 +68,16 @@ public struct TableChanges: Sendable {
 
     /// An unindexed log's lookup: its last change of `key`.
     private func lastIndex(of key: UnsafeRawBufferPointer) -> Int? {
-        bytes.withUnsafeBytes { buffer in
-            changes.lastIndex { change in
-                let stored = UnsafeRawBufferPointer(rebasing: buffer[change.key])
-                return stored.count == key.count && (key.isEmpty || memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0)
+        changes.lastIndex { change in
+            bytes.withBytes(change.key) { stored in
+                stored.count == key.count && (key.isEmpty || memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0)
             }
         }
     }
 
-    /// Appends `source` to ``bytes`` and returns where it went: through a typed
-    /// buffer, whose append is one copy (a raw buffer's is a loop of bytes).
     @inline(__always)
     private mutating func append(_ source: UnsafeRawBufferPointer) -> Range<Int> {
-        let start = bytes.count
-        if !source.isEmpty { source.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) } }
-        return start..<bytes.count
+        bytes.append(source)
     }
 
     private mutating func store(_ value: UnsafeRawBufferPointer?) -> Range<Int>? {
@@ -127,43 +122,40 @@ public struct TableChanges: Sendable {
     /// what it returns; `nil` without calling it if `key` is not changed.
     public func withChange<R>(of key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R? {
         guard let found = index(of: key) else { return nil }
-        return try bytes.withUnsafeBytes { buffer in try body(changes[found].value.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }) }
+        guard let value = changes[found].value else { return try body(nil) }
+        return try bytes.withBytes(value) { try body($0) }
     }
 
     /// Calls `body` with each change in the order of the keys' first change
     /// (`nil` for a removal); `body` returns `false` to stop. The bytes are
     /// valid only during each call.
     public func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Bool) rethrows {
-        try bytes.withUnsafeBytes { buffer in
-            for change in changes {
-                let value = change.value.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }
-                guard try body(UnsafeRawBufferPointer(rebasing: buffer[change.key]), value) else { return }
-            }
-        }
+        try forEachChange { key, value, _ in try body(key, value) }
     }
 
     /// ``forEach(_:)`` with whether each key is new (see ``set(_:to:isNew:)``).
     public func forEachChange(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, _ isNew: Bool) throws -> Bool) rethrows {
-        try bytes.withUnsafeBytes { buffer in
-            for change in changes {
-                let value = change.value.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }
-                guard try body(UnsafeRawBufferPointer(rebasing: buffer[change.key]), value, change.isNew) else { return }
+        for change in changes {
+            let goOn = try bytes.withBytes(change.key) { key in
+                guard let value = change.value else { return try body(key, nil, change.isNew) }
+                return try bytes.withBytes(value) { try body(key, $0, change.isNew) }
             }
+            guard goOn else { return }
         }
     }
 
     /// The keys changed, in the order of their first change.
-    public var keys: [[UInt8]] { changes.map { Array(bytes[$0.key]) } }
+    public var keys: [[UInt8]] { changes.map { bytes.array($0.key) } }
 
     /// The changes as pairs of arrays, for the slower paths (range scans, counting).
     public var entries: [(key: [UInt8], value: [UInt8]?)] {
-        changes.map { (Array(bytes[$0.key]), $0.value.map { Array(bytes[$0]) }) }
+        changes.map { (bytes.array($0.key), $0.value.map { bytes.array($0) }) }
     }
 
     /// Makes room for about `changes` more changes of `bytes` bytes in all.
     public mutating func reserveCapacity(changes count: Int, bytes byteCount: Int) {
         changes.reserveCapacity(changes.count + count)
-        bytes.reserveCapacity(bytes.count + byteCount)
+        bytes.reserveCapacity(adding: byteCount)
         if isIndexed { shortKeys.reserveCapacity(changes.count + count) }
     }
 }

@@ -1,0 +1,79 @@
+/// The bytes of a ``TableChanges``: keys and values one after another, in
+/// raw memory grown by doubling, copied on write like an array. Not an
+/// `[UInt8]`: a save appends every record here, and an array's
+/// `append(contentsOf:)` costs several times the copy itself.
+///
+/// Every read names a range the appends returned, checked against the
+/// count before memory is touched: a wrong range is a trap that says so,
+/// never a read of other memory.
+struct ChangeBytes: @unchecked Sendable {
+    // @unchecked: the storage is written only through `uniqueStorage()`, so a
+    // copy shared with another value (or thread) is never changed under it.
+    private final class Storage {
+        var start: UnsafeMutableRawPointer
+        var capacity: Int
+        var count = 0
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            start = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(capacity: capacity)
+            copy.start.copyMemory(from: start, byteCount: count)
+            copy.count = count
+            return copy
+        }
+
+        deinit { start.deallocate() }
+    }
+
+    private var storage = Storage(capacity: 0)
+
+    var count: Int { storage.count }
+
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    /// Makes room for `extra` more bytes.
+    mutating func reserveCapacity(adding extra: Int) {
+        let storage = uniqueStorage()
+        if extra > storage.capacity - storage.count { grow(storage, to: storage.count + extra) }
+    }
+
+    private func grow(_ storage: Storage, to needed: Int) {
+        let larger = max(needed, storage.capacity * 2)
+        let moved = UnsafeMutableRawPointer.allocate(byteCount: larger, alignment: 16)
+        moved.copyMemory(from: storage.start, byteCount: storage.count)
+        storage.start.deallocate()
+        storage.start = moved
+        storage.capacity = larger
+    }
+
+    /// Appends `source`; returns where its bytes are.
+    @inline(__always)
+    mutating func append(_ source: UnsafeRawBufferPointer) -> Range<Int> {
+        let storage = uniqueStorage()
+        let start = storage.count
+        guard let base = source.baseAddress, !source.isEmpty else { return start..<start }
+        if source.count > storage.capacity &- start { grow(storage, to: start + source.count) }
+        (storage.start + start).copyMemory(from: base, byteCount: source.count)
+        storage.count = start &+ source.count
+        return start..<storage.count
+    }
+
+    /// Calls `body` with the bytes of `range`, one that ``append(_:)`` returned.
+    @inline(__always)
+    func withBytes<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        precondition(range.lowerBound >= 0 && range.upperBound <= storage.count, "Cabinet: a change's bytes lie outside its table's buffer")
+        return try body(UnsafeRawBufferPointer(start: storage.start + range.lowerBound, count: range.count))
+    }
+
+    /// The bytes of `range` as an array.
+    func array(_ range: Range<Int>) -> [UInt8] {
+        withBytes(range) { Array($0) }
+    }
+}
