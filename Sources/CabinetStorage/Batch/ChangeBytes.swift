@@ -65,11 +65,42 @@ struct ChangeBytes: @unchecked Sendable {
         return start..<storage.count
     }
 
+    /// Appends `key`, then `value` if there is one, with one check of the
+    /// storage and its room: a change's two appends, the cost of a save's every record.
+    @inline(__always)
+    mutating func append(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) -> (key: Range<Int>, value: Range<Int>?) {
+        let storage = uniqueStorage()
+        let start = storage.count
+        let total = key.count &+ (value?.count ?? 0)
+        if total > storage.capacity &- start { grow(storage, to: start + total) }
+        let keyEnd = start &+ key.count
+        if let base = key.baseAddress, key.count > 0 { (storage.start + start).copyMemory(from: base, byteCount: key.count) }
+        storage.count = keyEnd
+        guard let value else { return (start..<keyEnd, nil) }
+        if let base = value.baseAddress, value.count > 0 { (storage.start + keyEnd).copyMemory(from: base, byteCount: value.count) }
+        storage.count = keyEnd &+ value.count
+        return (start..<keyEnd, keyEnd..<storage.count)
+    }
+
     /// Calls `body` with the bytes of `range`, one that ``append(_:)`` returned.
     @inline(__always)
     func withBytes<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         precondition(range.lowerBound >= 0 && range.upperBound <= storage.count, "Cabinet: a change's bytes lie outside its table's buffer")
         return try body(UnsafeRawBufferPointer(start: storage.start + range.lowerBound, count: range.count))
+    }
+
+    /// Calls `body` with every byte held, for a loop over many ranges: each
+    /// checked with ``bytes(_:in:)`` as it is read.
+    @inline(__always)
+    func withAllBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: storage.start, count: storage.count))
+    }
+
+    /// The bytes of `range` within `all` (from ``withAllBytes(_:)``), checked.
+    @inline(__always)
+    static func bytes(_ range: Range<Int>, in all: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        precondition(range.lowerBound >= 0 && range.upperBound <= all.count, "Cabinet: a change's bytes lie outside its table's buffer")
+        return UnsafeRawBufferPointer(start: all.baseAddress.map { $0 + range.lowerBound }, count: range.count)
     }
 
     /// The bytes of `range` as an array.

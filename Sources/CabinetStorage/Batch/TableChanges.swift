@@ -93,14 +93,16 @@ public struct TableChanges: Sendable {
     @discardableResult
     public mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?, isNew: Bool = false) -> Bool {
         guard isIndexed else {
-            changes.append(Change(key: append(key), value: store(value), isNew: isNew))
+            let (keyRange, valueRange) = bytes.append(key, value)
+            changes.append(Change(key: keyRange, value: valueRange, isNew: isNew))
             return false
         }
         if let existing = index(of: key) {
             changes[existing].value = store(value)
             return true
         }
-        let change = Change(key: append(key), value: store(value), isNew: isNew)
+        let (keyRange, valueRange) = bytes.append(key, value)
+        let change = Change(key: keyRange, value: valueRange, isNew: isNew)
         if let packed = ShortKeyIndex.packed(key) { shortKeys.insert(packed, at: changes.count) } else { longKeys[Array(key)] = changes.count }
         changes.append(change)
         return false
@@ -135,12 +137,11 @@ public struct TableChanges: Sendable {
 
     /// ``forEach(_:)`` with whether each key is new (see ``set(_:to:isNew:)``).
     public func forEachChange(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, _ isNew: Bool) throws -> Bool) rethrows {
-        for change in changes {
-            let goOn = try bytes.withBytes(change.key) { key in
-                guard let value = change.value else { return try body(key, nil, change.isNew) }
-                return try bytes.withBytes(value) { try body(key, $0, change.isNew) }
+        try bytes.withAllBytes { all in
+            for change in changes {
+                let value = change.value.map { ChangeBytes.bytes($0, in: all) }
+                guard try body(ChangeBytes.bytes(change.key, in: all), value, change.isNew) else { return }
             }
-            guard goOn else { return }
         }
     }
 
