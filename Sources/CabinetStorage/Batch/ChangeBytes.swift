@@ -82,6 +82,52 @@ struct ChangeBytes: @unchecked Sendable {
         return (start..<keyEnd, keyEnd..<storage.count)
     }
 
+    /// A log entry's header: the key's length (its top bit: the key is new)
+    /// and the value's (all ones: a removal), each a `UInt32`.
+    static let logHeaderSize = 8
+    private static let removal = UInt32.max
+    private static let newKey: UInt32 = 1 << 31
+
+    /// Appends one change of an unindexed log: its header, key and value,
+    /// with one check of the storage and its room.
+    @inline(__always)
+    mutating func appendLogEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, isNew: Bool) {
+        precondition(key.count < Int(ChangeBytes.newKey) && (value?.count ?? 0) < Int(ChangeBytes.newKey),
+                     "Cabinet: a change of 2 GiB or more cannot be kept in a batch")
+        let storage = uniqueStorage()
+        let start = storage.count
+        let total = ChangeBytes.logHeaderSize &+ key.count &+ (value?.count ?? 0)
+        if total > storage.capacity &- start { grow(storage, to: start + total) }
+        let at = storage.start + start
+        at.storeBytes(of: (UInt32(key.count) | (isNew ? ChangeBytes.newKey : 0)).littleEndian, as: UInt32.self)
+        (at + 4).storeBytes(of: (value.map { UInt32($0.count) } ?? ChangeBytes.removal).littleEndian, as: UInt32.self)
+        if let base = key.baseAddress, key.count > 0 { (at + 8).copyMemory(from: base, byteCount: key.count) }
+        if let value, let base = value.baseAddress, value.count > 0 { (at + 8 + key.count).copyMemory(from: base, byteCount: value.count) }
+        storage.count = start &+ total
+    }
+
+    /// Calls `body` with each entry of an unindexed log, in order: its key,
+    /// the range of its value (`nil`: a removal) and whether its key is new;
+    /// `body` returns `false` to stop. Every length is checked against the
+    /// bytes held before it is used.
+    func forEachLogEntry(_ body: (_ key: UnsafeRawBufferPointer, _ value: Range<Int>?, _ isNew: Bool) throws -> Bool) rethrows {
+        try withAllBytes { all in
+            var offset = 0
+            while offset < all.count {
+                precondition(all.count - offset >= ChangeBytes.logHeaderSize, "Cabinet: a batch's log ends inside a header")
+                let keyWord = UInt32(littleEndian: all.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                let valueWord = UInt32(littleEndian: all.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+                let keyStart = offset + ChangeBytes.logHeaderSize
+                let keyEnd = keyStart + Int(keyWord & ~ChangeBytes.newKey)
+                let valueEnd = valueWord == ChangeBytes.removal ? keyEnd : keyEnd + Int(valueWord)
+                precondition(valueEnd <= all.count, "Cabinet: a batch's log entry runs past its bytes")
+                let key = ChangeBytes.bytes(keyStart..<keyEnd, in: all)
+                guard try body(key, valueWord == ChangeBytes.removal ? nil : keyEnd..<valueEnd, keyWord & ChangeBytes.newKey != 0) else { return }
+                offset = valueEnd
+            }
+        }
+    }
+
     /// Calls `body` with the bytes of `range`, one that ``append(_:)`` returned.
     @inline(__always)
     func withBytes<R>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

@@ -39,8 +39,11 @@ public struct TableChanges: Sendable {
 
     /// Every key and value, one after another; a value changed twice leaves its first bytes unused.
     private var bytes = ChangeBytes()
-    /// One per key changed (per change, unindexed), in the order of their first change.
+    /// Indexed: one per key changed, in the order of their first change.
+    /// Unindexed, empty: each change is kept in ``bytes`` behind its lengths (``ChangeBytes/appendLogEntry(_:_:isNew:)``).
     private var changes: [Change] = []
+    /// Unindexed: how many changes the log holds.
+    private var logCount = 0
     /// Where the change of a short key is, by ``ShortKeyIndex/packed(_:)``.
     private var shortKeys = ShortKeyIndex()
     private var longKeys: [[UInt8]: Int] = [:]
@@ -54,25 +57,30 @@ public struct TableChanges: Sendable {
     }
 
     /// Whether no key is changed.
-    public var isEmpty: Bool { changes.isEmpty }
-    /// How many keys are changed.
-    public var count: Int { changes.count }
+    public var isEmpty: Bool { count == 0 }
+    /// How many keys are changed (unindexed: how many changes).
+    public var count: Int { isIndexed ? changes.count : logCount }
     /// The bytes of the keys and values held (a value changed twice counts both times).
     public var byteCount: Int { bytes.count }
 
+    /// An indexed table's lookup.
     private func index(of key: UnsafeRawBufferPointer) -> Int? {
-        guard isIndexed else { return lastIndex(of: key) }
         if let packed = ShortKeyIndex.packed(key) { return shortKeys.find(packed) }
         return longKeys.isEmpty ? nil : longKeys[Array(key)]
     }
 
-    /// An unindexed log's lookup: its last change of `key`.
-    private func lastIndex(of key: UnsafeRawBufferPointer) -> Int? {
-        changes.lastIndex { change in
-            bytes.withBytes(change.key) { stored in
-                stored.count == key.count && (key.isEmpty || memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0)
+    /// An unindexed log's lookup: `body` with its last change of `key`.
+    private func withLastLogged<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R? {
+        var found: Range<Int>??
+        bytes.forEachLogEntry { stored, value, _ in
+            if stored.count == key.count && (key.isEmpty || memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0) {
+                found = .some(value)
             }
+            return true
         }
+        guard let found else { return nil }
+        guard let value = found else { return try body(nil) }
+        return try bytes.withBytes(value) { try body($0) }
     }
 
     @inline(__always)
@@ -93,8 +101,8 @@ public struct TableChanges: Sendable {
     @discardableResult
     public mutating func set(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?, isNew: Bool = false) -> Bool {
         guard isIndexed else {
-            let (keyRange, valueRange) = bytes.append(key, value)
-            changes.append(Change(key: keyRange, value: valueRange, isNew: isNew))
+            bytes.appendLogEntry(key, value, isNew: isNew)
+            logCount += 1
             return false
         }
         if let existing = index(of: key) {
@@ -118,11 +126,14 @@ public struct TableChanges: Sendable {
     }
 
     /// Whether `key` is changed (given a value or removed).
-    public func contains(_ key: UnsafeRawBufferPointer) -> Bool { index(of: key) != nil }
+    public func contains(_ key: UnsafeRawBufferPointer) -> Bool {
+        isIndexed ? index(of: key) != nil : withLastLogged(key) { _ in } != nil
+    }
 
     /// Calls `body` with `key`'s new value (`nil` if it is removed) and returns
     /// what it returns; `nil` without calling it if `key` is not changed.
     public func withChange<R>(of key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R? {
+        guard isIndexed else { return try withLastLogged(key, body) }
         guard let found = index(of: key) else { return nil }
         guard let value = changes[found].value else { return try body(nil) }
         return try bytes.withBytes(value) { try body($0) }
@@ -137,6 +148,13 @@ public struct TableChanges: Sendable {
 
     /// ``forEach(_:)`` with whether each key is new (see ``set(_:to:isNew:)``).
     public func forEachChange(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, _ isNew: Bool) throws -> Bool) rethrows {
+        guard isIndexed else {
+            return try bytes.withAllBytes { all in
+                try bytes.forEachLogEntry { key, value, isNew in
+                    try body(key, value.map { ChangeBytes.bytes($0, in: all) }, isNew)
+                }
+            }
+        }
         try bytes.withAllBytes { all in
             for change in changes {
                 let value = change.value.map { ChangeBytes.bytes($0, in: all) }
@@ -146,17 +164,23 @@ public struct TableChanges: Sendable {
     }
 
     /// The keys changed, in the order of their first change.
-    public var keys: [[UInt8]] { changes.map { bytes.array($0.key) } }
+    public var keys: [[UInt8]] { entries.map(\.key) }
 
     /// The changes as pairs of arrays, for the slower paths (range scans, counting).
     public var entries: [(key: [UInt8], value: [UInt8]?)] {
-        changes.map { (bytes.array($0.key), $0.value.map { bytes.array($0) }) }
+        var entries: [(key: [UInt8], value: [UInt8]?)] = []
+        entries.reserveCapacity(count)
+        forEach { key, value in
+            entries.append((Array(key), value.map(Array.init)))
+            return true
+        }
+        return entries
     }
 
     /// Makes room for about `changes` more changes of `bytes` bytes in all.
     public mutating func reserveCapacity(changes count: Int, bytes byteCount: Int) {
-        changes.reserveCapacity(changes.count + count)
-        bytes.reserveCapacity(adding: byteCount)
+        if isIndexed { changes.reserveCapacity(changes.count + count) }
+        bytes.reserveCapacity(adding: byteCount + (isIndexed ? 0 : count * ChangeBytes.logHeaderSize))
         if isIndexed { shortKeys.reserveCapacity(changes.count + count) }
     }
 }
