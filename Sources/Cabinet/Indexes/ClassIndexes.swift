@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// A registered class's indexes: its index file (an ordered table named
 /// `<storedName>.index`) and the number each declared ``StoredIndex`` has in it.
 ///

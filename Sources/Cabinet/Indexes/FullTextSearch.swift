@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// One search's work on an index: which rows hold every term.
 ///
 /// Each word's posting blocks (``PostingBlock``) are read up to ``scanLimit``

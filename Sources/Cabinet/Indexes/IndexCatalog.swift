@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Which indexes a class's index file holds, by name and number, the version
 /// of the class whose `read(from:)` made its entries, and the folding that made
 /// its full-text words: its catalog record (``IndexKeys/catalogKey``). Written

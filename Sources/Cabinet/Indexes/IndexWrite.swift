@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// One save's writes into a class's index file (or one part of a build's):
 /// each changed row's entries go to the sink as they come, full-text entries
 /// into posting blocks (``PostingChanges``) when the save calls ``finish(sink:)``.

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// A run of one word's rows in a full-text index, stored as one record: the
 /// rows that hold the word, ascending, each with the word's positions.
 ///

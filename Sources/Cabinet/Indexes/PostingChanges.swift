@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// One save's changes to the posting blocks (``PostingBlock``) of a class's
 /// full-text indexes: gathered row by row as the save goes, then written word
 /// by word, each block the rows fall in read once and written once, however

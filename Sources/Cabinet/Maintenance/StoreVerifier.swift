@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Reads every record of a store and reports what is damaged: for `cabinet verify`.
 ///
 /// ```swift

@@ -1,3 +1,4 @@
+import CabinetStorage
 import Logging
 
 /// A store shared by a whole program (a service's request handlers, several

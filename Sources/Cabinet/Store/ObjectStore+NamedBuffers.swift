@@ -1,3 +1,5 @@
+import CabinetStorage
+
 extension ObjectStore {
     /// Stores `buffer` under `name`, written at the next ``save()``, as
     /// BNRPersistence's named buffers: for a favourites list, a last-opened

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Saves of other processes, on a backend that several processes write at
 /// once (``OtherWritersBackend``: Redis). Each is announced to every open of
 /// the store; this store takes them in before its next read, its first insert

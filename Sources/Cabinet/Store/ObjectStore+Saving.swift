@@ -1,3 +1,4 @@
+import CabinetStorage
 import Logging
 
 extension ObjectStore {
