@@ -8,7 +8,7 @@ extension ObjectStore {
     /// ```
     /// Unsaved changes do not count: the indexes are built from the saved records,
     /// all of them or none: records that refer to a class not registered yet
-    /// throw ``CabinetError/Code-swift.struct/classNotRegistered`` naming it, and the
+    /// throw ``/CabinetStorage/CabinetError/Code-swift.struct/classNotRegistered`` naming it, and the
     /// indexes are built when it is registered (their queries say so until then).
     public func reindex(_ types: StoredObject.Type...) throws {
         useDetector.enterAlone("reindex(_:)")
