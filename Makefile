@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
-.PHONY: all deps service-deps build tools install package-graph docs demo test asan tsan torture crashpoints fuzz fuzz-files fuzz-decoders fuzz-redis speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
+.PHONY: all deps service-deps build tools install package-graph public-api docs demo test asan tsan torture crashpoints fuzz fuzz-files fuzz-decoders fuzz-redis speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
 
 all: build
 
@@ -36,6 +36,13 @@ install: deps
 package-graph:
 	Tools/check-package-graph.sh
 
+# `import Cabinet` shows an app the object API and not the storage layer's own
+# types, which a backend's author imports from CabinetStorage (docs/PUBLIC-API.md):
+# snippets typechecked against the built modules. `make test` runs it after building.
+public-api: deps
+	$(SWIFT) build
+	SWIFT=$(SWIFT) Tools/check-public-api.sh
+
 # The documentation of Cabinet, CabinetStorage and CabinetRedis as one static
 # site in .build-docs/site, built by the toolchain's docc with warnings as errors,
 # and failing if a public symbol is in no topic group (Tools/check-docs-coverage.sh,
@@ -60,6 +67,7 @@ demo: deps
 test: deps package-graph docs
 	$(SWIFT) build $(TOOLS) --build-tests
 	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) Tools/check-public-api.sh
 	$(SWIFT) test --disable-xctest
 	$(SWIFT) test $(TOOLS) --skip-build --disable-xctest
 	$(SWIFT) build $(MODEL) --build-tests

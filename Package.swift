@@ -87,6 +87,13 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Examples/Queries"
         ),
+        // An app's code that imports Cabinet and nothing else: it builds only while every
+        // app-facing type is reachable from `import Cabinet` (docs/PUBLIC-API.md).
+        .target(
+            name: "AppSurface",
+            dependencies: ["Cabinet"],
+            path: "Tests/Helpers/AppSurface"
+        ),
         // A second process for the locking tests: opens a store and holds it.
         .executableTarget(
             name: "cabinet-test-holder",
@@ -162,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CabinetTests",
-            dependencies: ["Cabinet", "CabinetStorage", "CabinetRedis", "CTokyoCabinet", "TortureModels", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Cabinet", "CabinetStorage", "CabinetRedis", "CTokyoCabinet", "TortureModels", "AppSurface", .product(name: "Logging", package: "swift-log")]
         ),
     ],
     swiftLanguageModes: [.v6]

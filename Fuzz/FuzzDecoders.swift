@@ -4,6 +4,7 @@
 // library's sources, so it reaches the same decode paths a fetch and a scan use.
 // Every input must end in a value or a thrown CabinetError; anything else (a
 // trap, a sanitizer report) is a finding.
+import CabinetStorage
 import Foundation
 
 final class FuzzSong: StoredObject {

@@ -28,6 +28,8 @@ let package = Package(
             name: "SpeedTestKit",
             dependencies: [
                 .product(name: "Cabinet", package: "Cabinet"),
+                // The raw engines' storage pieces (CRC32, TokyoCabinetYields): not part of `import Cabinet`.
+                .product(name: "CabinetStorage", package: "Cabinet"),
                 .product(name: "CabinetRedis", package: "Cabinet"),
                 .product(name: "CTokyoCabinet", package: "Cabinet"),
                 .product(name: "CHiredis", package: "Cabinet"),

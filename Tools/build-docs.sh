@@ -13,22 +13,20 @@ command -v "$DOCC" >/dev/null || DOCC=docc
 # `make test`'s .build from scratch each time, and the two would fight.
 scratch=.build-docs
 graphs="$PWD/$scratch/symbol-graphs"
-modules="Cabinet CabinetStorage CabinetRedis"
+# CabinetStorage first: the others link to its pages (`--dependency`).
+modules="CabinetStorage Cabinet CabinetRedis"
 rm -rf "$scratch/archives" "$scratch/site"
 for module in $modules; do rm -rf "${graphs:?}/$module"; done
 
 # The compiler writes a module's graph when it emits the module (see
-# build_graphs for how each is made fresh). Unlike `swift package
-# dump-symbol-graph`, the compiler's graph of Cabinet holds what it re-exports
-# (CabinetError, the backends...), as `import Cabinet` shows them. Cabinet's build
-# emits CabinetStorage's graph too. Extension blocks give pages to the Swift types
-# Cabinet extends (Int, String, Date... as index values).
+# build_graphs for how each is made fresh). Cabinet's build emits CabinetStorage's
+# graph too. Extension blocks give pages to the types Cabinet extends (Int,
+# String, Date... as index values; CabinetStorage's StorageProblem.Kind).
 build_graphs() {
     mkdir -p "$graphs/all"
     # A graph written by an earlier build can be stale: a doc comment changed in
-    # CabinetStorage recompiles CabinetStorage but not Cabinet, whose graph holds
-    # what it re-exports. Each module is made to emit afresh: one file of each is
-    # marked changed (its contents are not touched).
+    # CabinetStorage recompiles CabinetStorage but not Cabinet. Each module is made
+    # to emit afresh: one file of each is marked changed (its contents are not touched).
     rm -f "$graphs/all"/*.json
     touch Sources/CabinetStorage/Seam/StorageBackend.swift Sources/Cabinet/Exports.swift Sources/CabinetRedis/RedisBackend.swift
     for target in Cabinet CabinetRedis; do
@@ -54,6 +52,11 @@ for module in $modules; do
     # CabinetStorage's under the name Cabinet*.
     cp "$graphs/all/$module.symbols.json" "$graphs/$module/"
     cp "$graphs/all/$module"@*.symbols.json "$graphs/$module/" 2>/dev/null || true
+    # Cabinet's pages link to CabinetStorage's (``/CabinetStorage/CabinetError/...``:
+    # Cabinet names the app-facing types with type aliases, whose members DocC
+    # documents where they are declared), and so do CabinetRedis's.
+    dependencies=()
+    [ "$module" = CabinetStorage ] || dependencies=(--dependency "$scratch/archives/CabinetStorage.doccarchive")
     "$DOCC" convert "Sources/$module/$module.docc" \
         --additional-symbol-graph-dir "$graphs/$module" \
         --output-path "$scratch/archives/$module.doccarchive" \
@@ -61,11 +64,9 @@ for module in $modules; do
         --fallback-bundle-identifier "org.cabinet.$module" \
         --fallback-default-module-kind Framework \
         --transform-for-static-hosting \
+        --enable-experimental-external-link-support "${dependencies[@]}" \
         --warnings-as-errors
-    # CabinetStorage's members are curated on Cabinet's pages (it is re-exported
-    # there, where users read about it); its own catalog curates its top level.
-    scope=all; [ "$module" = CabinetStorage ] && scope=root
-    Tools/check-docs-coverage.sh "$module" "$scratch/archives/$module.doccarchive" "$scope"
+    Tools/check-docs-coverage.sh "$module" "$scratch/archives/$module.doccarchive"
 done
 
 "$DOCC" merge $(for module in $modules; do echo "$scratch/archives/$module.doccarchive"; done) \

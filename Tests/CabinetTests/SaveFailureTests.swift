@@ -1,4 +1,5 @@
 @testable import Cabinet
+import CabinetStorage
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import Cabinet
+import CabinetStorage
 import Testing
 
 /// Inner nodes are written at most ``ListNode/innerCapacity`` wide, but a

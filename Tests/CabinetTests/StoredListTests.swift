@@ -1,4 +1,5 @@
 @testable import Cabinet
+import CabinetStorage
 import Testing
 
 /// A shelf of songs: two ordered to-many relationships kept as `StoredList`s.

@@ -1,4 +1,5 @@
 @testable import Cabinet
+import CabinetStorage
 import Testing
 
 /// `StoreVerifier` walks every out-of-line list: each damage written here with

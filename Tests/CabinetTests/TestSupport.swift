@@ -1,5 +1,6 @@
 import Cabinet
 import CabinetRedis
+import CabinetStorage
 import Foundation
 
 /// Opens and reopens one store on a backend, so tests can check what survives a close.

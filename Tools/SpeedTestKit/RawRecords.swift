@@ -1,4 +1,5 @@
 import Cabinet
+import CabinetStorage
 
 /// The records Cabinet writes for the workloads' songs and playlists, byte for
 /// byte as its DataBuffer writes them (a version byte, the fields, a CRC-32),

@@ -1,4 +1,5 @@
 import Cabinet
+import CabinetStorage
 import CTokyoCabinet
 import Foundation
 

@@ -62,7 +62,7 @@ extension DataBuffer {
     ///     notes = try buffer.readList(of: Note.self)
     /// }
     /// ```
-    /// Throws ``CabinetError/malformedRecord(_:reason:)`` if the list's root or
+    /// Throws ``/CabinetStorage/CabinetError/malformedRecord(_:reason:)`` if the list's root or
     /// root node is missing or damaged, and what ``readReferences(to:)`` throws.
     public mutating func readList<Element: StoredObject>(of type: Element.Type) throws -> StoredList<Element> {
         let (resolver, entered) = try enterResolver()

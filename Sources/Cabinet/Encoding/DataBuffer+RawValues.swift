@@ -16,7 +16,7 @@ extension DataBuffer {
 
     /// Reads a value written by ``writeRawValue(_:_:)``: its raw value with `read`.
     /// A raw value that is no case of `Value` throws
-    /// ``CabinetError/malformedRecord(_:reason:)``, naming the record.
+    /// ``/CabinetStorage/CabinetError/malformedRecord(_:reason:)``, naming the record.
     ///
     /// ```swift
     /// mood = try buffer.readRawValue(Mood.self) { try $0.readUInt8() }

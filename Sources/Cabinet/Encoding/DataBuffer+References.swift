@@ -11,7 +11,7 @@ extension DataBuffer {
     /// Writes a reference to `object` (its row ID), or `nil`.
     ///
     /// The object must have been inserted; saving an object that refers to one
-    /// that was not throws ``CabinetError/referenceToUninsertedObject(_:targetClass:)``.
+    /// that was not throws ``/CabinetStorage/CabinetError/referenceToUninsertedObject(_:targetClass:)``.
     public mutating func writeReference(_ object: StoredObject?) {
         guard let object else { return writeUInt32(0) }
         if object.rowID == 0 { noteUninserted(object) }
@@ -21,8 +21,8 @@ extension DataBuffer {
     /// Reads a reference written by ``writeReference(_:)``: the live object of
     /// that row, or a fault that loads when one of its `@Stored` properties is read.
     ///
-    /// Throws ``CabinetError/noStoreForReferences`` for a buffer no store made,
-    /// and ``CabinetError/storeClosed(path:)`` once its store is closed.
+    /// Throws ``/CabinetStorage/CabinetError/noStoreForReferences`` for a buffer no store made,
+    /// and ``/CabinetStorage/CabinetError/storeClosed(path:)`` once its store is closed.
     public mutating func readReference<T: StoredObject>(to type: T.Type) throws -> T? {
         let (resolver, entered) = try enterResolver()
         defer { resolver.leave(entered) }
@@ -73,7 +73,7 @@ extension DataBuffer {
 
     /// Reads a reference written by ``writeAnyReference(_:)``.
     ///
-    /// Throws ``CabinetError/unknownClassID(_:classID:)`` if no registered class has the stored class ID.
+    /// Throws ``/CabinetStorage/CabinetError/unknownClassID(_:classID:)`` if no registered class has the stored class ID.
     public mutating func readAnyReference() throws -> StoredObject? {
         let (resolver, entered) = try enterResolver()
         defer { resolver.leave(entered) }

@@ -6,8 +6,8 @@ import Foundation
 /// Writing appends at the end; reading consumes from the read cursor. The byte
 /// order of every kind of value is fixed (see `docs/FORMAT.md`), so a store
 /// reads the same on every machine. Every read checks that enough bytes remain
-/// and throws ``CabinetError/truncatedRecord(_:offset:needed:available:)`` or
-/// ``CabinetError/malformedRecord(_:reason:)`` instead of over-reading; a read
+/// and throws ``/CabinetStorage/CabinetError/truncatedRecord(_:offset:needed:available:)`` or
+/// ``/CabinetStorage/CabinetError/malformedRecord(_:reason:)`` instead of over-reading; a read
 /// never allocates more than the bytes actually present.
 ///
 /// ```swift
@@ -35,7 +35,7 @@ import Foundation
 /// the store is gone, and reading a reference from it is one operation of the
 /// store. So reading a reference on one thread while another thread is inside
 /// the store stops the program, as two threads calling the store would, and
-/// once the store is closed it throws ``CabinetError/storeClosed(path:)``.
+/// once the store is closed it throws ``/CabinetStorage/CabinetError/storeClosed(path:)``.
 ///
 /// ```swift
 /// final class Song: StoredObject {

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 extension ObjectStore {
     /// Whether table `name` is one of the store's own, not a class's file:
     /// named buffers, out-of-line lists, or a class's index file.

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Writes one save's out-of-line lists: for each list an owner record put out
 /// of line, the nodes that are new since the list was read (with fresh IDs)
 /// and its root; and deletes the nodes of the list's previous tree that the

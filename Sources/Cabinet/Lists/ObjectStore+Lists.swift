@@ -1,3 +1,5 @@
+import CabinetStorage
+
 // The store's side of StoredList: reading out-of-line lists' roots and nodes,
 // and, in a save, writing the nodes a list changed and deleting the ones it
 // dropped (ListWriter). Everything goes into the save's own transaction or

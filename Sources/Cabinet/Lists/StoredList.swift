@@ -36,7 +36,7 @@
 /// one changes), and `==` compares elements by identity. Elements are faults
 /// until a `@Stored` property of theirs is read, as with `readReferences`.
 /// A copy taken before a later save of the same list can't be saved over it
-/// (``CabinetError/Code-swift.struct/staleList``): it would drop that save's changes.
+/// (``/CabinetStorage/CabinetError/Code-swift.struct/staleList``): it would drop that save's changes.
 ///
 /// If a part of the list cannot be read (a damaged or missing node), reading an
 /// element of it gives a new, empty `Element()` that belongs to no store, the

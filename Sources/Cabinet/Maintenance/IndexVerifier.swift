@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Checks index files (`<storedName>.index`) against their classes' records.
 ///
 /// Without the app's classes (``problems(in:format:)``, for `cabinet verify`):

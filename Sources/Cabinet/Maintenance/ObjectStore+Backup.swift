@@ -1,3 +1,4 @@
+import CabinetStorage
 import Foundation
 
 extension ObjectStore {
@@ -35,14 +36,14 @@ extension ObjectStore {
     /// whatever it held, while the app keeps using the store: a backup into
     /// any backend, such as a ``MemoryBackend``. No store may be open on
     /// `target`: its tables are closed, so such a store's next read or save
-    /// throws ``CabinetError/storeClosed(path:)``; open it again.
+    /// throws ``/CabinetStorage/CabinetError/storeClosed(path:)``; open it again.
     ///
     /// ```swift
     /// let snapshot = MemoryBackend(name: "snapshot")
     /// try store.backup(into: snapshot)
     /// let copy = try ObjectStore(backend: snapshot)
     /// ```
-    /// All or nothing, as `target`'s ``StorageBackend/replaceContents(with:formatMarker:)`` promises.
+    /// All or nothing, as `target`'s ``/CabinetStorage/StorageBackend/replaceContents(with:formatMarker:)`` promises.
     /// `progress`, if given, is called as the records are copied (see ``StoreProgress``).
     public func backup(into target: any StorageBackend, progress: StoreProgress.Handler? = nil) throws {
         try copying("backup(into:)") {
@@ -99,7 +100,7 @@ extension ObjectStore {
     /// try ObjectStore.restore(from: snapshot, to: TokyoCabinetBackend(directory: "/tmp/music"))
     /// ```
     /// `source` must be a store (it has tables) with nothing left to recover.
-    /// All or nothing, as `target`'s ``StorageBackend/replaceContents(with:formatMarker:)`` promises.
+    /// All or nothing, as `target`'s ``/CabinetStorage/StorageBackend/replaceContents(with:formatMarker:)`` promises.
     /// `progress`, if given, is called as the records are copied (see ``StoreProgress``).
     public static func restore(from source: any StorageBackend, to target: any StorageBackend,
                                progress: StoreProgress.Handler? = nil) throws {

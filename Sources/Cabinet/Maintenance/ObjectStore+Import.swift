@@ -1,3 +1,4 @@
+import CabinetStorage
 import Foundation
 
 extension ObjectStore {
@@ -28,7 +29,7 @@ extension ObjectStore {
     ///
     /// Damage in the source is reported per record, never trapped on: a damaged
     /// record is left out and named (file, class, row, offset) in
-    /// ``StoreImportReport/problems``. A source with an unfinished transaction or
+    /// ``/CabinetStorage/StoreImportReport/problems``. A source with an unfinished transaction or
     /// save, index files, or files that are not part of a store is refused before
     /// anything is written, with what to do.
     public static func importStore(from source: String, to destination: String,

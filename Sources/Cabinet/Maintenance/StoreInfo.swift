@@ -13,7 +13,7 @@ public struct StoreInfo: Sendable {
         public var name: String
         /// Records in the file, the metadata row included.
         public var records: Int
-        /// The bytes the table occupies (a file's size; see ``StorageTable/byteCount``).
+        /// The bytes the table occupies (a file's size; see ``/CabinetStorage/StorageTable/byteCount``).
         public var bytes: UInt64
         /// The class metadata (row 1), or `nil` for the named buffers or a file without it.
         public var lastRowID: UInt32?
@@ -39,7 +39,7 @@ public struct StoreInfo: Sendable {
 
     /// Reads the store at `path`, read-only: alongside other readers and a writer
     /// in another process (as of its last save), writing nothing; fails with
-    /// ``CabinetError/notAStore(path:reason:)`` if `path` is not a store.
+    /// ``/CabinetStorage/CabinetError/notAStore(path:reason:)`` if `path` is not a store.
     public init(path: String) throws {
         var reading = TokyoCabinetBackend.Options()
         reading.readOnly = true
@@ -54,7 +54,7 @@ public struct StoreInfo: Sendable {
     /// ```swift
     /// let info = try StoreInfo(backend: MemoryBackend())
     /// ```
-    /// It reads only, as one read operation (see ``StoreServices/withCommittedState(_:)``);
+    /// It reads only, as one read operation (see ``/CabinetStorage/StoreServices/withCommittedState(_:)``);
     /// a table that waits for recovery is not opened. On a read-only backend
     /// nothing at all is written.
     public init(backend: any StorageBackend) throws {

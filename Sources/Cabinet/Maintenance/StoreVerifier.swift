@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Reads every record of a store and reports what is damaged: for `cabinet verify`.
 ///
 /// ```swift
@@ -12,7 +14,7 @@
 /// whole, and every table the catalog lists is there; and each out-of-line
 /// list's tree, root to leaves, with its owner (`StoredListVerifier`), and each
 /// class's index file against its records (`IndexVerifier`). It adds what the backend
-/// itself finds (``StorageBackend/storageProblems()``): for a Tokyo Cabinet
+/// itself finds (``/CabinetStorage/StorageBackend/storageProblems()``): for a Tokyo Cabinet
 /// directory, every file that should be a class file and is not (random bytes,
 /// an empty file, a link), and Tokyo Cabinet's leftovers (a transaction log of
 /// a killed writer, a rebuild's temporary copy) with what to do.

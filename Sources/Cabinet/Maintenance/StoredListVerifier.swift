@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// The kinds of damage ``StoreVerifier`` reports in the `StoredLists` table.
 extension StorageProblem.Kind {
     /// A key that is neither a list's root (6 bytes) nor a node's (22 bytes).

@@ -1,3 +1,4 @@
+import CabinetStorage
 import Logging
 
 /// What every context of a pool is made from: the pool's open backend and the

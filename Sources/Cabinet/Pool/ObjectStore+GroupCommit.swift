@@ -1,3 +1,5 @@
+import CabinetStorage
+
 extension ObjectStore {
     /// Writes every record the blocks of a commit group staged (see `WriteGroup`)
     /// as one save: one ``WriteBatch`` the backend commits, exactly as a

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// The shared state of a ``StorePool``: the lock its blocks take, the template
 /// their contexts are made from, which blocks are running, and who listens
 /// for changes. `StorePool` is its public face.

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// What one save changed, before the pool numbers it as a ``StorePool/Change``.
 struct SaveSummary {
     var classes: [StorePool.ClassChange]

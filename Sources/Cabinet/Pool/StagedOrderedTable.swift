@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// The staged view of an ordered table (an index file) in a pool's write
 /// block: range scans merge the group's staged records into the table's own,
 /// in key order, so a query inside a block sees the blocks before it.

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// A pool table as the write blocks of one commit group see it: the table's
 /// committed records with the saves of the group's earlier blocks laid over
 /// them. A block's save writes here, in memory; the group's commit then writes

@@ -1,3 +1,4 @@
+import CabinetStorage
 import Logging
 
 /// A store shared by a whole program (a service's request handlers, several
@@ -62,7 +63,7 @@ public final class StorePool: Sendable {
     /// let pool = try StorePool(path: "/var/lib/notes", classes: [Note.self, Notebook.self])
     /// ```
     /// The pool holds the store's lock until ``close()``: another `ObjectStore`
-    /// or pool on the same directory gets ``CabinetError/storeLocked(path:pid:)``.
+    /// or pool on the same directory gets ``/CabinetStorage/CabinetError/storeLocked(path:pid:)``.
     /// Every class the blocks use must be in `classes` (a block cannot register one).
     /// Throws what ``ObjectStore/init(path:readOnly:createIfMissing:options:logger:)`` and
     /// ``ObjectStore/register(_:)-2cr9y`` throw.
@@ -81,7 +82,7 @@ public final class StorePool: Sendable {
     /// ```
     /// Read blocks run side by side when the backend's reads are thread-safe:
     /// ``MemoryBackend``, and ``TokyoCabinetBackend`` made with
-    /// ``TokyoCabinetBackend/Options/concurrentReads``. On any other backend
+    /// ``/CabinetStorage/TokyoCabinetBackend/Options/concurrentReads``. On any other backend
     /// every block runs alone.
     /// `logger` receives what the pool's stores cannot throw (see ``ObjectStore/logger``).
     public init(backend: any StorageBackend, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
@@ -117,9 +118,9 @@ public final class StorePool: Sendable {
     /// Read blocks run side by side, and beside the running write block; a
     /// read block waits only while a save writes, and sees no save that
     /// commits after it started. A block that inserts, changes or deletes
-    /// objects throws ``CabinetError/readOnly(path:reason:)`` and nothing of it
+    /// objects throws ``/CabinetStorage/CabinetError/readOnly(path:reason:)`` and nothing of it
     /// is saved (so do `save()`, `upgradeAll` and `compact()` in it).
-    /// Throws ``CabinetError/storeClosed(path:)`` once ``close()`` was called,
+    /// Throws ``/CabinetStorage/CabinetError/storeClosed(path:)`` once ``close()`` was called,
     /// and whatever `block` throws.
     public func read<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
         try core.admit()
@@ -144,10 +145,10 @@ public final class StorePool: Sendable {
     /// a save of an ``ObjectStore``: blocks that queued up behind each other are
     /// committed together (see the type's description), and if that commit fails,
     /// every block in it throws its error and none of them is saved, except for
-    /// ``CabinetError/Code/saveNotFinished``: the commit was decided (its journal
+    /// ``/CabinetStorage/CabinetError/Code/saveNotFinished``: the commit was decided (its journal
     /// is whole) and is finished before the next block runs, so every block in
     /// the group *is* saved; don't redo it. Throws
-    /// ``CabinetError/storeClosed(path:)`` once ``close()`` was called.
+    /// ``/CabinetStorage/CabinetError/storeClosed(path:)`` once ``close()`` was called.
     public func write<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
         try core.admit()
         defer { core.leave() }

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// One call of ``StorePool/write(_:)``, as the caller and the writer queue share
 /// it: the block to run, what it returned or threw, and its finished context.
 ///

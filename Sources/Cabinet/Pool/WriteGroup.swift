@@ -1,3 +1,4 @@
+import CabinetStorage
 import Dispatch
 
 /// Group commit: the write blocks that queue up while one runs are run back to

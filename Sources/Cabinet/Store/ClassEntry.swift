@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Everything a store knows about one registered class: its table, its
 /// metadata row, its live instances, and the changes waiting for the next save.
 @usableFromInline

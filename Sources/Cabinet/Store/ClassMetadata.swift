@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Row 1 of every class file: the last row ID handed out, the class version,
 /// the class ID used by heterogeneous references, and two salt words.
 ///

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Opens a class's table when the class is registered: reads or creates its
 /// metadata row, hands out class IDs no other class of the store uses, and
 /// keeps the store's catalog, so that a class whose file has gone missing is

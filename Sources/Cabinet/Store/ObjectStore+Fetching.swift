@@ -138,7 +138,7 @@ extension ObjectStore {
     /// try store.load(list.songs[0])
     /// ```
     /// Does nothing for an object that already has its content; throws
-    /// ``CabinetError/storeClosed(path:)`` once the store is closed.
+    /// ``/CabinetStorage/CabinetError/storeClosed(path:)`` once the store is closed.
     public func load(_ object: StoredObject) throws {
         useDetector.enter("load(_:)")
         defer { useDetector.leave() }
@@ -160,7 +160,7 @@ extension ObjectStore {
     /// for song in list.songs { print(song.title) }
     /// ```
     /// Objects that have their content, or belong to another store, are passed
-    /// over. Throws ``CabinetError/missingRecord(_:)`` for the first fault whose
+    /// over. Throws ``/CabinetStorage/CabinetError/missingRecord(_:)`` for the first fault whose
     /// row is gone (the other faults of its class are loaded), and the errors
     /// of loading one object for a record that does not decode.
     public func load<Objects: Sequence>(_ objects: Objects) throws where Objects.Element: StoredObject {

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 extension ObjectStore {
     /// Stores `buffer` under `name`, written at the next ``save()``, as
     /// BNRPersistence's named buffers: for a favourites list, a last-opened
@@ -9,9 +11,9 @@ extension ObjectStore {
     /// try store.setNamedBuffer(favorites, forName: "Favorite")
     /// try store.save()
     /// ```
-    /// Throws ``CabinetError/invalidName(_:)`` for an empty or over-long name,
-    /// ``CabinetError/valueTooLarge(_:size:limit:)`` for a buffer over 2 GiB, and
-    /// ``CabinetError/referenceToUninsertedObject(_:targetClass:)`` if the buffer
+    /// Throws ``/CabinetStorage/CabinetError/invalidName(_:)`` for an empty or over-long name,
+    /// ``/CabinetStorage/CabinetError/valueTooLarge(_:size:limit:)`` for a buffer over 2 GiB, and
+    /// ``/CabinetStorage/CabinetError/referenceToUninsertedObject(_:targetClass:)`` if the buffer
     /// refers to an object that was never inserted.
     public func setNamedBuffer(_ buffer: DataBuffer, forName name: String) throws {
         useDetector.enter("setNamedBuffer(_:forName:)")

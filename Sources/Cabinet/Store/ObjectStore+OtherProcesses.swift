@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Saves of other processes, on a backend that several processes write at
 /// once (``OtherWritersBackend``: Redis). Each is announced to every open of
 /// the store; this store takes them in before its next read, its first insert
@@ -22,7 +24,7 @@ extension ObjectStore {
     /// favour: an object with unsaved changes here that one of their saves
     /// changed too loses those changes (and the undo history is cleared), as
     /// does a named buffer set here under a name one of them saved, so
-    /// that a `save()` that threw ``CabinetError/Code-swift.struct/saveConflict``
+    /// that a `save()` that threw ``/CabinetStorage/CabinetError/Code-swift.struct/saveConflict``
     /// can be tried again after the app applies its change anew. On a backend
     /// with one writer (Tokyo Cabinet, memory) it does nothing.
     ///

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// Registering classes: each class's table opened (or created), its metadata
 /// read, and its entry made (uniquing table, index files, reference resolver).
 extension ObjectStore {

@@ -1,3 +1,4 @@
+import CabinetStorage
 import Logging
 
 extension ObjectStore {
@@ -12,7 +13,7 @@ extension ObjectStore {
     /// inserted), every file's transaction is rolled back, the error is thrown,
     /// and the changes stay pending in memory, so `save()` can be tried again.
     ///
-    /// The save is one ``WriteBatch`` the backend commits all or nothing, even
+    /// The save is one ``/CabinetStorage/WriteBatch`` the backend commits all or nothing, even
     /// if the process is killed in the middle (Tokyo Cabinet writes one that
     /// changes several files to a journal first, which the next open or save
     /// finishes). See `docs/ARCHITECTURE.md` and `docs/FORMAT.md`.

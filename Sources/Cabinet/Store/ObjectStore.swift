@@ -1,3 +1,4 @@
+import CabinetStorage
 import Foundation
 import Logging
 
@@ -170,12 +171,12 @@ public final class ObjectStore {
     /// process, and each of its reads (a fetch, a scan, a fault) sees whole saves
     /// only, the last committed when the read began; it never creates or writes
     /// anything, so it needs only read permission (`save()` with changes throws
-    /// ``CabinetError/readOnly(path:reason:)``). It refuses a store with a save a
-    /// killed writer left to finish (``CabinetError/recoveryPending(path:reason:)``):
+    /// ``/CabinetStorage/CabinetError/readOnly(path:reason:)``). It refuses a store with a save a
+    /// killed writer left to finish (``/CabinetStorage/CabinetError/recoveryPending(path:reason:)``):
     /// open it writable once first.
-    /// Throws ``CabinetError/notADirectory(path:)`` if `path` is a file,
-    /// ``CabinetError/notAStore(path:reason:)`` if the store must exist and does not, and
-    /// ``CabinetError/storeLocked(path:pid:)`` if another writer has the store open
+    /// Throws ``/CabinetStorage/CabinetError/notADirectory(path:)`` if `path` is a file,
+    /// ``/CabinetStorage/CabinetError/notAStore(path:reason:)`` if the store must exist and does not, and
+    /// ``/CabinetStorage/CabinetError/storeLocked(path:pid:)`` if another writer has the store open
     /// (or, for a reader, this process has it open for writing).
     public convenience init(path: String, readOnly: Bool = false, createIfMissing: Bool = true, options: Options = Options(),
                             logger: Logger = ObjectStore.defaultLogger) throws {
@@ -313,7 +314,7 @@ public final class ObjectStore {
     /// and objects are detached (they keep their values but belong to no store).
     /// A fault (an object whose content was never loaded) has no values to keep:
     /// reading one of its `@Stored` properties afterwards gives the default value
-    /// and tells ``faultErrorHandler`` ``CabinetError/storeClosed(path:)``.
+    /// and tells ``faultErrorHandler`` ``/CabinetStorage/CabinetError/storeClosed(path:)``.
     /// The files are closed and the lock released. Calling it twice does nothing.
     ///
     /// ```swift

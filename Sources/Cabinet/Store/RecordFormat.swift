@@ -1,3 +1,5 @@
+import CabinetStorage
+
 /// How object records and named buffers are laid out in a store's files.
 ///
 /// New stores are `checksummed`; BNRPersistence stores (and any store that

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 extension ObjectStore {
     /// Whether some records of `type` may have been written by an older version
     /// of the class: its metadata row records an older version than the class declares.

@@ -1,3 +1,5 @@
+import CabinetStorage
+
 // An upgrade of a class whose records keep StoredLists out of line rewrites
 // them as a save does: through a ListCollector, so a list read out of line is
 // written out of line again, with its nodes where they are (an unchanged list
