@@ -71,7 +71,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         entry.release(object)
     }
     _ = try? ClassMetadata(bytes: bytes, location: RecordLocation(file: "fuzz"))
-    _ = try? SaveJournal.replay(Array(bytes), location: RecordLocation(file: "fuzz")) { _, _, _ in }
+    _ = try? WriteBatch(decoding: Array(bytes), location: RecordLocation(file: "fuzz"))
     // The input as an index file's records: a row's entries, a posting block, word positions.
     _ = try? RowEntries.decode(bytes, format: .plain, location: RecordLocation(file: "fuzz"))
     let firstRow = size >= 4 ? UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self)) : 0

@@ -222,7 +222,7 @@ public final class RedisBackend: StorageBackend {
 }
 
 extension RedisBackend {
-    /// Every table's changes in one `MULTI`/`EXEC` (``GroupCommittingTable``),
+    /// Every table's changes in one `MULTI`/`EXEC` (``/CabinetStorage/GroupCommittingTable``),
     /// big ones staged first (`RedisStagedWrite`): all or nothing, no journal.
     public func commit(_ batch: WriteBatch) throws {
         try commits.commit(batch, to: self)

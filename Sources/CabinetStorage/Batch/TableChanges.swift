@@ -27,7 +27,7 @@ import Glibc
 /// one byte buffer with an index of where each is, not as a million pairs of
 /// arrays in a dictionary (whose allocations, hashing and freeing cost more
 /// than writing them). Keys of up to 7 bytes (every row key) are found
-/// through a `UInt64` holding their bytes and length (``ShortKeyIndex``).
+/// through a `UInt64` holding their bytes and length (`ShortKeyIndex`).
 public struct TableChanges: Sendable {
     private struct Change: Sendable {
         var key: Range<Int>
@@ -47,7 +47,7 @@ public struct TableChanges: Sendable {
     /// Where the change of a short key is, by ``ShortKeyIndex/packed(_:)``.
     private var shortKeys = ShortKeyIndex()
     private var longKeys: [[UInt8]: Int] = [:]
-    /// Whether keys are looked up in ``shortKeys`` and ``longKeys`` (see the type's comment).
+    /// Whether keys are looked up by hash, each kept once (see the type's comment).
     public let isIndexed: Bool
 
     /// Changes whose keys are kept once each and looked up by hash (`indexed`),

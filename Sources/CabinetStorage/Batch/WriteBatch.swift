@@ -39,7 +39,7 @@ public struct WriteBatch: Sendable {
     public var byteCount: Int { tables.reduce(0) { $0 + $1.byteCount } }
 
     /// The place of table `name` in the batch, added (empty) if it is not there:
-    /// give it to ``set(_:forKey:inTable:)-(_,_,Int)`` to change many keys without
+    /// give it to `set(_:forKey:inTable:isNew:)` to change many keys without
     /// looking the name up each time.
     public mutating func table(named name: String) -> Int {
         if let known = positions[name] { return known }
@@ -63,7 +63,7 @@ public struct WriteBatch: Sendable {
         set(value, forKey: key, inTable: table(named: name))
     }
 
-    /// ``set(_:forKey:inTable:)-(_,_,String)`` for arrays.
+    /// `set(_:forKey:inTable:)` (by name) for arrays.
     public mutating func set(_ value: [UInt8]?, forKey key: [UInt8], inTable name: String) {
         let position = table(named: name)
         tables[position].set(key, to: value)

@@ -213,7 +213,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     public var services: any StoreServices { self }
 
     /// One file's changes in one transaction; several files' through the
-    /// journal first (``JournaledCommit``), so a kill at any instant leaves all or none.
+    /// journal first (`JournaledCommit`), so a kill at any instant leaves all or none.
     public func commit(_ batch: WriteBatch) throws {
         try checkWritable("a save writes the store")
         try commits.commit(batch, to: self)
