@@ -117,28 +117,18 @@ final class ContextLink {
         return result
     }
 
-    /// Lays a save's `batch` over the group's staged tables, each in a
-    /// transaction of the staging: all of it, or, if one throws, none.
+    /// Lays a save's `batch` over the group's staged tables: all of it, or,
+    /// if reading what the real tables hold fails, none of it.
     func stage(_ batch: WriteBatch) throws {
         guard let group else { preconditionFailure("Cabinet: staging without a commit group") }
-        var begun: [StagedTable] = []
-        do {
-            try batch.forEachTable { name, changes in
-                // The view the block's store reads (a backend may hand out another object for the same table).
-                let table = try group.staging.table(named: name)
-                    ?? group.staging.table(over: pool.template.backend.openTable(named: name), named: name)
-                try table.beginTransaction()
-                begun.append(table)
-                try changes.forEach { key, value in
-                    try table.apply(value, forKey: key)
-                    return true
-                }
-            }
-        } catch {
-            for table in begun { try? table.abortTransaction() }
-            throw error
+        var prepared: [(table: StagedTable, changes: TableChanges, presence: [Bool?])] = []
+        try batch.forEachTable { name, changes in
+            // The view the block's store reads (a backend may hand out another object for the same table).
+            let table = try group.staging.table(named: name)
+                ?? group.staging.table(over: pool.template.backend.openTable(named: name), named: name)
+            prepared.append((table, changes, try table.presence(of: changes)))
         }
-        for table in begun { try table.commitTransaction() }
+        for (table, changes, presence) in prepared { table.stage(changes, presence: presence) }
     }
 
     /// Runs `body`, which writes tables, holding the pool's lock exclusively, then

@@ -18,9 +18,7 @@ extension ObjectStore {
         var batch = WriteBatch()
         for table in tables {
             let position = batch.table(named: table.name)
-            table.forEachStaged { key, value in
-                withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: position) }
-            }
+            table.forEachStaged { key, value in batch.set(value, forKey: key, inTable: position) }
         }
         try changingTables { try commitToBackend(batch) }
     }

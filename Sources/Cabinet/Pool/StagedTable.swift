@@ -14,32 +14,16 @@ import CabinetStorage
 ///
 /// Used by the pool's writer queue only, one block at a time.
 class StagedTable: StorageTable {
-    /// A staged record: its value (`nil`: removed), and whether the real table has the key.
-    private struct Staged {
-        var value: [UInt8]?
-        let inBase: Bool
-    }
-
     let base: any StorageTable
-    /// The real table's name, as a journal names it.
+    /// The real table's name, as a batch names it.
     let name: String
     unowned let staging: GroupStaging
-    private var staged: [StagedKey: Staged] = [:]
-    /// Keys the real table lacks, in the order first staged: a scan lists them after
-    /// the real table's records, as Tokyo Cabinet lists records it appended.
-    private var appended: [[UInt8]] = []
-    /// Every staged key, in the order first staged: the commit writes them so, the
-    /// same at every run (a dictionary's order changes from process to process).
-    private var order: [[UInt8]] = []
-    private var orderAtBegin = 0
+    /// The group's changes to this table, in the order first staged (the commit
+    /// writes them so, the same at every run); a change's `isNew`: the real
+    /// table lacks the key. The same `TableChanges` a save's batch is made of.
+    private var staged = TableChanges()
     /// Staged records present minus the real table's records staged as removed.
     private var countDelta = 0
-    /// Inside a transaction (``inTransaction``): each key's staging before it
-    /// (`nil`: not staged), to undo an abort. Emptied, not dropped, between
-    /// transactions: every block's save begins one.
-    private var undo: [StagedKey: Staged?] = [:]
-    private var inTransaction = false
-    private var appendedAtBegin = 0
 
     init(base: any StorageTable, name: String, staging: GroupStaging) {
         self.base = base
@@ -53,34 +37,52 @@ class StagedTable: StorageTable {
     /// then removed within the group, which the real table never had, is left
     /// out (a list appended to by every block of a group writes nodes the next
     /// block replaces).
-    func forEachStaged(_ body: ([UInt8], [UInt8]?) throws -> Void) rethrows {
-        for key in order {
-            guard let record = staged[StagedKey(key)], record.value != nil || record.inBase else { continue }
-            try body(key, record.value)
+    func forEachStaged(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) rethrows {
+        try staged.forEachChange { key, value, isNew in
+            if value != nil || !isNew { try body(key, value) }
+            return true
         }
     }
 
     /// The staged records whose keys are at least `lower` and below `upper`, in key order.
     func stagedRecords(from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?) -> [(key: [UInt8], value: [UInt8]?)] {
         var records: [(key: [UInt8], value: [UInt8]?)] = []
-        for (key, record) in staged {
-            let inRange = key.bytes.withUnsafeBytes { key in
-                (lower.map { !orderedKeyPrecedes(key, $0) } ?? true) && (upper.map { orderedKeyPrecedes(key, $0) } ?? true)
+        staged.forEach { key, value in
+            if (lower.map { !orderedKeyPrecedes(key, $0) } ?? true) && (upper.map { orderedKeyPrecedes(key, $0) } ?? true) {
+                records.append((Array(key), value.map(Array.init)))
             }
-            if inRange { records.append((key.bytes, record.value)) }
+            return true
         }
         return records.sorted { $0.key.lexicographicallyPrecedes($1.key) }
     }
 
     /// After the group's commit (the real table has it all) or its failure (none of it).
     func discardStaged() {
-        // Kept at their size (unless huge): the next group is likely as large, and a
-        // dictionary regrowing rehashes every key.
-        staged.removeAll(keepingCapacity: staged.capacity <= Self.keptCapacity)
-        appended.removeAll(keepingCapacity: appended.capacity <= Self.keptCapacity)
-        order.removeAll(keepingCapacity: order.capacity <= Self.keptCapacity)
+        staged = TableChanges()
         countDelta = 0
-        endTransaction()
+    }
+
+    /// Whether the real table has each key of `changes` that is not staged yet,
+    /// in their order (`nil` for one already staged): the one part of staging
+    /// that reads, so may fail, done for a whole batch before any of it is staged.
+    func presence(of changes: TableChanges) throws -> [Bool?] {
+        var inBase: [Bool?] = []
+        inBase.reserveCapacity(changes.count)
+        try changes.forEach { key, _ in
+            inBase.append(staged.contains(key) ? nil : try base.withValue(forKey: key) { _ in true } != nil)
+            return true
+        }
+        return inBase
+    }
+
+    /// Stages every change of `changes`, given ``presence(of:)``'s answer for them.
+    func stage(_ changes: TableChanges, presence: [Bool?]) {
+        var index = 0
+        changes.forEach { key, value in
+            stage(key, value, inBase: presence[index])
+            index += 1
+            return true
+        }
     }
 
     // MARK: StorageTable
@@ -90,10 +92,9 @@ class StagedTable: StorageTable {
     var byteCount: UInt64 { get throws { try base.byteCount } }
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        // Nothing staged (the first block of a group reads): no key copied.
-        if !staging.isDirect, !staged.isEmpty, let record = staged[StagedKey(Array(key))] {
-            guard let value = record.value else { return nil }
-            return try value.withUnsafeBytes(body)
+        // Nothing staged (the first block of a group reads): no lookup.
+        if !staging.isDirect, !staged.isEmpty, let change = try staged.withChange(of: key, { value in try value.map(body) }) {
+            return change
         }
         return try base.withValue(forKey: key, body)
     }
@@ -101,27 +102,27 @@ class StagedTable: StorageTable {
     /// The staged records answer for their keys; the rest go to the base table in one call.
     func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
         if staging.isDirect || staged.isEmpty { return try base.withValues(forKeys: keys, body) }
-        let unstaged = keys.indices.filter { staged[StagedKey(keys[$0])] == nil }
+        let unstaged = keys.indices.filter { index in keys[index].withUnsafeBytes { !staged.contains($0) } }
         var fromBase: [Int: [UInt8]] = [:]
         try base.withValues(forKeys: unstaged.map { keys[$0] }) { index, value in
             if let value { fromBase[unstaged[index]] = Array(value) }
         }
         for (index, key) in keys.enumerated() {
-            let value = staged[StagedKey(key)].map { $0.value } ?? fromBase[index]
+            let value = key.withUnsafeBytes { key in staged.withChange(of: key) { $0.map(Array.init) } } ?? fromBase[index]
             if let value { try value.withUnsafeBytes { try body(index, $0) } } else { try body(index, nil) }
         }
     }
 
     func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) throws {
         if staging.isDirect { return try base.setValue(value, forKey: key) }
-        try stage(Array(key), Array(value))
+        try stage(key, value)
     }
 
     @discardableResult
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         if staging.isDirect { return try base.removeValue(forKey: key) }
         let present = try withValue(forKey: key) { _ in true } != nil
-        try stage(Array(key), nil)
+        try stage(key, nil)
         return present
     }
 
@@ -144,108 +145,69 @@ class StagedTable: StorageTable {
         if staging.isDirect || staged.isEmpty { return try base.forEach(body) }
         var goOn = true
         try base.forEach { key, value in
-            if let record = staged[StagedKey(Array(key))] {
-                guard let newValue = record.value else { return true }
-                goOn = try newValue.withUnsafeBytes { try body(key, $0) }
+            if let change = try staged.withChange(of: key, { newValue in try newValue.map { try body(key, $0) } ?? true }) {
+                goOn = change
             } else {
                 goOn = try body(key, value)
             }
             return goOn
         }
         guard goOn else { return }
-        for key in appended {
-            guard let value = staged[StagedKey(key)]?.value else { continue }
-            let more = try key.withUnsafeBytes { key in try value.withUnsafeBytes { try body(key, $0) } }
-            if !more { return }
+        // Then the keys the real table lacks, in the order first staged, as Tokyo Cabinet lists records it appended.
+        try staged.forEachChange { key, value, isNew in
+            guard isNew, let value else { return true }
+            return try body(key, value)
         }
     }
 
+    // A group's staging takes a save's batch whole (``presence(of:)``, then
+    // ``stage(_:presence:)``), so it needs no transactions of its own; one
+    // begun on it with staged writes after would have nothing to roll back to.
     func beginTransaction() throws {
-        if staging.isDirect { return try base.beginTransaction() }
-        undo.removeAll(keepingCapacity: true)
-        inTransaction = true
-        appendedAtBegin = appended.count
-        orderAtBegin = order.count
+        if staging.isDirect { try base.beginTransaction() }
     }
 
     func commitTransaction() throws {
-        if staging.isDirect { return try base.commitTransaction() }
-        endTransaction()
+        if staging.isDirect { try base.commitTransaction() }
     }
-
-    private func endTransaction() {
-        inTransaction = false
-        // A block that staged a whole import would otherwise keep its undo's size for good.
-        undo.removeAll(keepingCapacity: undo.capacity <= Self.keptCapacity)
-    }
-
-    /// Up to how many entries a dictionary of keys keeps its room when emptied.
-    private static let keptCapacity = 4096
 
     func abortTransaction() throws {
-        if staging.isDirect { return try base.abortTransaction() }
-        guard inTransaction else { return }
-        for (key, before) in undo {
-            if let current = staged[key] { countDelta -= Self.countChange(current) }
-            staged[key] = before
-            if let before { countDelta += Self.countChange(before) }
-        }
-        appended.removeSubrange(appendedAtBegin...)
-        order.removeSubrange(orderAtBegin...)
-        endTransaction()
+        precondition(staging.isDirect, "Cabinet: a staged table has no transaction to roll back; a save's batch is staged whole")
+        try base.abortTransaction()
     }
 
     // MARK: Staging
 
-    private func stage(_ bytes: [UInt8], _ value: [UInt8]?) throws {
-        let key = StagedKey(bytes)
-        let before = staged[key]
-        if inTransaction, undo.index(forKey: key) == nil { undo[key] = .some(before) }
+    private func stage(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws {
+        let inBase = staged.contains(key) ? nil : try base.withValue(forKey: key) { _ in true } != nil
+        stage(key, value, inBase: inBase)
+    }
+
+    /// Stages one change; `inBase` is whether the real table has the key, or
+    /// `nil` if it is staged already (its first staging knew).
+    private func stage(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, inBase known: Bool?) {
         let inBase: Bool
-        if let before {
-            inBase = before.inBase
-            countDelta -= Self.countChange(before)
+        // Known only for a key not staged when it was asked (a batch may change a key twice).
+        if let known, !staged.contains(key) {
+            inBase = known
         } else {
-            inBase = try bytes.withUnsafeBytes { try base.withValue(forKey: $0) { _ in true } } != nil
-            if !inBase { appended.append(bytes) }
-            order.append(bytes)
+            let before = staged.withChange(of: key) { $0 != nil } ?? false
+            inBase = !(staged.isNew(key) ?? true)
+            countDelta -= Self.countChange(inBase: inBase, present: before)
         }
-        let record = Staged(value: value, inBase: inBase)
-        staged[key] = record
-        countDelta += Self.countChange(record)
-        staging.stagedBytes += bytes.count + (value?.count ?? 0)
+        staged.set(key, to: value, isNew: !inBase)
+        countDelta += Self.countChange(inBase: inBase, present: value != nil)
+        staging.stagedBytes += key.count + (value?.count ?? 0)
     }
 
     /// How a staged record changes the count of the real table's records.
-    private static func countChange(_ record: Staged) -> Int {
-        switch (record.inBase, record.value != nil) {
+    private static func countChange(inBase: Bool, present: Bool) -> Int {
+        switch (inBase, present) {
         case (false, true): 1
         case (true, false): -1
         default: 0
         }
     }
-}
-
-/// A staged record's key. Its bytes are hashed once, as one run (an array of
-/// bytes hashes each byte on its own, which cost several percent of a pool
-/// write), when the key is made: a staging looks one key up four times, and a
-/// growing dictionary rehashes every key it holds.
-private struct StagedKey: Hashable {
-    let bytes: [UInt8]
-    private let bytesHash: Int
-
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
-        var hasher = Hasher()
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-        bytesHash = hasher.finalize()
-    }
-
-    static func == (left: StagedKey, right: StagedKey) -> Bool {
-        left.bytesHash == right.bytesHash && left.bytes == right.bytes
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
 }
 
 /// The staged tables of the pool's write blocks, one per real table, made the

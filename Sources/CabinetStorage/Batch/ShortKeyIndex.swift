@@ -101,3 +101,24 @@ package struct ShortKeyIndex: Sendable {
         for (key, slot) in zip(old.0, old.1) where key != 0 { place(key, slot) }
     }
 }
+
+/// A key of 8 bytes or more, as ``TableChanges`` finds it by hash. Its bytes
+/// are hashed once, as one run (an array of bytes hashes each byte on its
+/// own, which cost several percent of a pool write), when the key is made.
+package struct LongKey: Hashable, Sendable {
+    let bytes: [UInt8]
+    private let bytesHash: Int
+
+    package init(_ key: UnsafeRawBufferPointer) {
+        bytes = Array(key)
+        var hasher = Hasher()
+        hasher.combine(bytes: key)
+        bytesHash = hasher.finalize()
+    }
+
+    package static func == (left: LongKey, right: LongKey) -> Bool {
+        left.bytesHash == right.bytesHash && left.bytes == right.bytes
+    }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
+}

@@ -46,7 +46,7 @@ public struct TableChanges: Sendable {
     private var logCount = 0
     /// Where the change of a short key is, by ``ShortKeyIndex/packed(_:)``.
     private var shortKeys = ShortKeyIndex()
-    private var longKeys: [[UInt8]: Int] = [:]
+    private var longKeys: [LongKey: Int] = [:]
     /// Whether keys are looked up by hash, each kept once (see the type's comment).
     public let isIndexed: Bool
 
@@ -66,7 +66,7 @@ public struct TableChanges: Sendable {
     /// An indexed table's lookup.
     private func index(of key: UnsafeRawBufferPointer) -> Int? {
         if let packed = ShortKeyIndex.packed(key) { return shortKeys.find(packed) }
-        return longKeys.isEmpty ? nil : longKeys[Array(key)]
+        return longKeys.isEmpty ? nil : longKeys[LongKey(key)]
     }
 
     /// An unindexed log's lookup: `body` with its last change of `key`.
@@ -111,7 +111,7 @@ public struct TableChanges: Sendable {
         }
         let (keyRange, valueRange) = bytes.append(key, value)
         let change = Change(key: keyRange, value: valueRange, isNew: isNew)
-        if let packed = ShortKeyIndex.packed(key) { shortKeys.insert(packed, at: changes.count) } else { longKeys[Array(key)] = changes.count }
+        if let packed = ShortKeyIndex.packed(key) { shortKeys.insert(packed, at: changes.count) } else { longKeys[LongKey(key)] = changes.count }
         changes.append(change)
         return false
     }
@@ -144,6 +144,19 @@ public struct TableChanges: Sendable {
     /// valid only during each call.
     public func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Bool) rethrows {
         try forEachChange { key, value, _ in try body(key, value) }
+    }
+
+    /// Whether the writer said `key` is new (see ``set(_:to:isNew:)``); `nil` if it is not changed.
+    public func isNew(_ key: UnsafeRawBufferPointer) -> Bool? {
+        guard isIndexed else {
+            var found: Bool?
+            bytes.forEachLogEntry { stored, _, isNew in
+                if stored.elementsEqual(key) { found = isNew }
+                return true
+            }
+            return found
+        }
+        return index(of: key).map { changes[$0].isNew }
     }
 
     /// ``forEach(_:)`` with whether each key is new (see ``set(_:to:isNew:)``).
