@@ -17,6 +17,7 @@ build: deps
 
 # The tools are a package of their own (Tools/: the `cabinet` command, the speed
 # test, GRDB and the argument parser), so the library's users fetch none of them.
+# The speed test's classes use @StoredModel, so the tools build swift-syntax too.
 TOOLS := --package-path Tools
 tools: deps
 	$(SWIFT) build $(TOOLS) --product cabinet
