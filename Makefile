@@ -47,14 +47,16 @@ docs: deps
 	@Tools/apt-install.sh "make docs" $(DOCS_APT_PACKAGES)
 	SWIFT=$(SWIFT) Tools/build-docs.sh
 
+# The README's example uses @StoredModel, so it is built in Model/, and in debug: an
+# optimized swift-syntax takes about 20 minutes to build here, and the example needs no speed.
 demo: deps
 	$(SWIFT) build -c release --product playlists
-	$(SWIFT) build -c release --product ReadmeExample
+	$(SWIFT) build $(MODEL) --product ReadmeExample
 	$(SWIFT) build -c release --product Versioning
 	$(SWIFT) build -c release --product PoolExample
 	$(SWIFT) build -c release --product QueriesExample
 	$(SWIFT) build -c release --product RedisExample
-	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)"
+	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)" "$$($(SWIFT) build $(MODEL) --show-bin-path)"
 
 # Every test is a Swift Testing one: XCTest's runner, which would report "Executed
 # 0 tests" first, is left out.
