@@ -19,7 +19,7 @@ struct ClassMetadata: Equatable {
     var classID: UInt8
     var salt: (UInt32, UInt32)?
     /// The fingerprint of each version's record layout, as `StoredObject.layoutFingerprints` gave them
-    /// (see `ClassLayoutCheck`); empty for a class that has none, and in a 6-byte row, which has no room.
+    /// (ClassLayoutCheck.swift checks them); empty for a class that has none, and in a 6-byte row, which has no room.
     var layouts: [UInt8: UInt32] = [:]
     /// Whether ``bytes`` ends with a CRC-32 (checksummed stores; the 6-byte form never has one).
     var checksummed = false

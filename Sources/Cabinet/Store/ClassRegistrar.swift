@@ -39,7 +39,7 @@ struct ClassRegistrar {
     /// The table and metadata of class `name`. A class the catalog lists must have
     /// its file; a new class gets a new file (created whole) and fresh metadata,
     /// written at once so that its class ID is taken before any other class asks for one.
-    /// An existing class's layout fingerprints must match the class's (`ClassLayoutCheck`).
+    /// An existing class's layout fingerprints must match the class's (ClassLayoutCheck.swift).
     func open(_ type: StoredObject.Type, name: String) throws -> (any StorageTable, ClassMetadata) {
         let backend = store.backend
         if try !backend.hasTable(named: name), let listed = store.catalog?.tables[name] {
