@@ -17,6 +17,7 @@ build: deps
 
 # The tools are a package of their own (Tools/: the `cabinet` command, the speed
 # test, GRDB and the argument parser), so the library's users fetch none of them.
+# The speed test's classes use @StoredModel, so the tools build swift-syntax too.
 TOOLS := --package-path Tools
 tools: deps
 	$(SWIFT) build $(TOOLS) --product cabinet
@@ -53,14 +54,16 @@ docs: deps
 	@Tools/apt-install.sh "make docs" $(DOCS_APT_PACKAGES)
 	SWIFT=$(SWIFT) Tools/build-docs.sh
 
+# The README's example uses @StoredModel, so it is built in Model/, and in debug: an
+# optimized swift-syntax takes about 20 minutes to build here, and the example needs no speed.
 demo: deps
 	$(SWIFT) build -c release --product playlists
-	$(SWIFT) build -c release --product ReadmeExample
+	$(SWIFT) build $(MODEL) --product ReadmeExample
 	$(SWIFT) build -c release --product Versioning
 	$(SWIFT) build -c release --product PoolExample
 	$(SWIFT) build -c release --product QueriesExample
 	$(SWIFT) build -c release --product RedisExample
-	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)"
+	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)" "$$($(SWIFT) build $(MODEL) --show-bin-path)"
 
 # Every test is a Swift Testing one: XCTest's runner, which would report "Executed
 # 0 tests" first, is left out.

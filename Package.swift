@@ -67,10 +67,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Examples/Versioning"
         ),
+        // The README's example with its classes written by hand (the README's own, with
+        // @StoredModel, is in Model/, the macro's package).
         .executableTarget(
-            name: "ReadmeExample",
+            name: "HandWrittenExample",
             dependencies: ["Cabinet"],
-            path: "Examples/ReadmeExample"
+            path: "Examples/HandWritten"
         ),
         .executableTarget(
             name: "PoolExample",

@@ -34,6 +34,14 @@ let package = Package(
             name: "CabinetModel",
             dependencies: [.product(name: "Cabinet", package: "Cabinet"), "CabinetMacros"]
         ),
+        // The README's first example (`make demo` runs it; Tests/CabinetTests/ReadmeExampleTests.swift
+        // keeps the README's code block the same). An executable target, not a product: apps that
+        // depend on CabinetModel never build it.
+        .executableTarget(
+            name: "ReadmeExample",
+            dependencies: ["CabinetModel"],
+            path: "Examples/ReadmeExample"
+        ),
         // The macro's expansions and diagnostics, as source text.
         .testTarget(
             name: "CabinetMacrosTests",

@@ -9,6 +9,8 @@ import PackageDescription
 //   poolbench   what one small StorePool write block costs
 //
 // `make install PREFIX=/usr/local` installs `cabinet`; `make speedtest` runs the speed test.
+// The speed test's Cabinet classes are @StoredModel classes, as an app writes them, so
+// this package also depends on the macro's package (Model/, and through it swift-syntax).
 let package = Package(
     name: "CabinetTools",
     products: [
@@ -18,6 +20,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Cabinet", path: ".."),
+        .package(name: "CabinetModel", path: "../Model"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
@@ -30,6 +33,7 @@ let package = Package(
                 .product(name: "Cabinet", package: "Cabinet"),
                 // The raw engines' storage pieces (CRC32, TokyoCabinetYields): not part of `import Cabinet`.
                 .product(name: "CabinetStorage", package: "Cabinet"),
+                .product(name: "CabinetModel", package: "CabinetModel"),
                 .product(name: "CabinetRedis", package: "Cabinet"),
                 .product(name: "CTokyoCabinet", package: "Cabinet"),
                 .product(name: "CHiredis", package: "Cabinet"),

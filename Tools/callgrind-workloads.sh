@@ -7,14 +7,16 @@
 #
 # BIN: a release speedtest (swift build -c release --package-path Tools --product speedtest); OUT: a
 # folder for the callgrind files. simple-update runs on the complex store, so it
-# gets 200,000 songs there; the complex workloads get 20,000.
+# gets 200,000 songs there; the complex workloads get 20,000. The indexed workloads
+# (indexed-*, fulltext, inverse) use the 200,000 songs, 10,000 playlists and 1,000 queries.
+# Without workloads, all of them.
 set -euo pipefail
 BIN=$1; OUT=$2; shift 2; mkdir -p "$OUT"
-# valgrind 3.19 cannot read the DWARF Swift 6.3 writes: count a copy without it
-# (the symbols stay, so --toggle-collect still finds the measured function).
-STRIPPED=$(mktemp /tmp/callgrind-speedtest-XXXX); trap 'rm -f "$STRIPPED"' EXIT
-objcopy --strip-debug "$BIN" "$STRIPPED"; chmod +x "$STRIPPED"; BIN=$STRIPPED
-WORKLOADS=${*:-"simple-insert simple-fetch simple-enumerate simple-update complex-insert complex-fetch named-buffer"}
+WORKLOADS=${*:-"simple-insert simple-fetch simple-enumerate simple-update complex-insert complex-fetch complex-faults named-buffer indexed-insert indexed-equal indexed-range fulltext inverse"}
+# Valgrind 3.19 (Debian 12) gives up on the DWARF 5 debug information Swift 6.3 writes:
+# it runs a copy without it (the symbol table, which --toggle-collect needs, stays).
+objcopy --strip-debug "$BIN" "$OUT/speedtest"
+BIN=$OUT/speedtest
 BASE="--songs 200000 --playlists 200 --playlist-size 100 --buffer-references 100000"
 for w in $WORKLOADS; do
   if [ "$w" = simple-update ]; then SIZES="$BASE --complex-songs 200000"; else SIZES="$BASE --complex-songs 20000"; fi

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# What `make demo` runs: the README's example, a scripted session of the
-# playlists example against a store in a temporary directory, the
-# versioning example and the StorePool sample.
+# What `make demo` runs: the README's example (Model/Examples/ReadmeExample), a
+# scripted session of the playlists example against a store in a temporary
+# directory, the versioning example and the StorePool sample.
 set -euo pipefail
 bin="$1"
+# The README's example is built in the macro's package (Model/), with a bin folder of its own.
+model_bin="${2:-$bin}"
 
 echo "== The README example (store: /tmp/music)"
 # Start from an empty /tmp/music, but only remove one that holds nothing but a Cabinet store
-# (its class files and their logs, and the store's own dot files: lock, format, catalog, commit lock).
-if [ -d /tmp/music ] && [ -z "$(ls -A /tmp/music | grep -v -x -E -e '(Song|Playlist)(\.wal)?' -e '\.cabinet-[a-z]+')" ]; then
+# (its class files, Song's index file, their logs, and the store's own dot files: lock, format, catalog, commit lock).
+if [ -d /tmp/music ] && [ -z "$(ls -A /tmp/music | grep -v -x -E -e '(Song|Playlist)(\.index)?(\.wal)?' -e '\.cabinet-[a-z-]+')" ]; then
   rm -rf /tmp/music
 fi
-"$bin/ReadmeExample"
+"$model_bin/ReadmeExample"
 echo
 
 store="$(mktemp -d)/music"

@@ -6,13 +6,32 @@ import Testing
     /// The package root, found from this file's path.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
+    /// The README's first example uses @StoredModel, so it is compiled (and run by
+    /// `make demo`) in the macro's package, Model/; its statements are checked there
+    /// too (Model/Tests/CabinetModelTests/ReadmeExampleTests.swift).
     @Test func theReadmeExampleIsTheCompiledExample() throws {
         let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
-        let example = try String(contentsOfFile: Self.root + "/Examples/ReadmeExample/main.swift", encoding: .utf8)
-        let start = try #require(readme.range(of: "```swift\nimport Cabinet\n"))
+        let example = try String(contentsOfFile: Self.root + "/Model/Examples/ReadmeExample/main.swift", encoding: .utf8)
+        let start = try #require(readme.range(of: "```swift\nimport CabinetModel\n"))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-        let block = "import Cabinet\n" + readme[start.upperBound..<end.lowerBound]
-        #expect(example.hasSuffix(block), "Examples/ReadmeExample/main.swift must end with the README's first code block")
+        let block = "import CabinetModel\n" + readme[start.upperBound..<end.lowerBound]
+        #expect(example.hasSuffix(block), "Model/Examples/ReadmeExample/main.swift must end with the README's first example")
+        // It is the first example: nothing before it imports a module.
+        #expect(!readme[..<start.lowerBound].contains("```swift\nimport "))
+    }
+
+    /// The README's classes written by hand (docs/GUIDE.md, the DocC article
+    /// GettingStarted) are compiled with the README's statements, in the example
+    /// of an app that depends on Cabinet alone.
+    @Test func theHandWrittenExampleRunsTheReadmesStatementsWithTheGuidesClasses() throws {
+        let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+        let handWritten = try String(contentsOfFile: Self.root + "/Examples/HandWritten/main.swift", encoding: .utf8)
+        let statements = try #require(readme.range(of: "let path = \"/tmp/music\"\n"))
+        let end = try #require(readme.range(of: "```", range: statements.upperBound..<readme.endIndex))
+        #expect(handWritten.hasSuffix(readme[statements.lowerBound..<end.lowerBound]))
+        let guide = try String(contentsOfFile: Self.root + "/docs/GUIDE.md", encoding: .utf8)
+        let classes = try #require(Self.swiftBlocks(of: guide).first { $0.hasPrefix("import Cabinet\n\nfinal class Song") })
+        #expect(handWritten.contains(classes))
     }
 
     /// Every Swift sample in the README and in the guides it leads to is kept,
@@ -63,8 +82,8 @@ import Testing
     /// Every Swift file of Examples/ and Tests/, as lines without their indentation.
     static func compiledSources() throws -> [[String]] {
         var sources: [String] = []
-        // Model/Tests: the @StoredModel samples, compiled by the macro's own package.
-        for folder in ["Examples", "Tests", "Model/Tests"] {
+        // Model/Tests, Model/Examples: the @StoredModel samples, compiled by the macro's own package.
+        for folder in ["Examples", "Tests", "Model/Tests", "Model/Examples"] {
             let enumerator = FileManager.default.enumerator(atPath: Self.root + "/" + folder)
             while let name = enumerator?.nextObject() as? String {
                 // A package under Examples/ (NotesService) keeps its build and its
@@ -89,73 +108,5 @@ import Testing
             for line in file where index < lines.count && line == lines[index] { index += 1 }
             return index == lines.count
         }
-    }
-
-    /// The README's statements, against a temporary directory instead of /tmp/music, with their claims checked.
-    @Test func theReadmeExampleBehavesAsItsCommentsSay() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path + "/music"
-        var store = try ObjectStore(path: path)              // a directory, created if missing
-        try store.register(ReadmeSong.self, ReadmePlaylist.self)
-
-        let song = ReadmeSong(); song.title = "Bohemian Rhapsody"; song.artist = "Queen"; song.seconds = 354
-        let list = ReadmePlaylist(); list.title = "Car"; list.songs = [song]
-        store.insert(song); store.insert(list)
-        try store.save()                                     // all or nothing, across both files
-
-        let queen = try store.fetch(ReadmeSong.self, where: \.artist, equals: "Queen")   // by an index
-        let long = try store.fetch(ReadmeSong.self, where: \.seconds, in: 300...600)      // a range, in order
-        let found = try store.search(ReadmeSong.self, matching: "bohemian")               // full text, any case
-        #expect(queen.count == 1 && queen[0] === song && long.count == 1 && found.map(\.title) == ["Bohemian Rhapsody"])
-
-        list.title = "Road trip"                             // a @Stored setter marks the object changed
-        #expect(store.hasUnsavedChanges)
-        try store.undoManager.undo()                         // and the store's undo puts it back
-        #expect(list.title == "Car")
-        try store.save()
-        store.close()
-
-        store = try ObjectStore(path: path)                  // open it again: all of it is there
-        try store.register(ReadmeSong.self, ReadmePlaylist.self)
-        let lists = try store.fetchAll(ReadmePlaylist.self)
-        #expect(lists.map(\.title) == ["Car"])
-        #expect(!lists[0].songs[0].hasContent, "the songs are faults until first read")
-        #expect(lists[0].songs.first?.title == "Bohemian Rhapsody")
-        store.close()
-    }
-}
-
-/// The README's classes (the test suite's own `Song` has no artist).
-final class ReadmeSong: StoredObject {
-    @Stored var title = ""
-    @Stored var artist = ""
-    @Stored var seconds: UInt32 = 0
-
-    override class var indexes: [StoredIndex] {
-        [.value(\ReadmeSong.artist), .value(\ReadmeSong.seconds), .fullText(\ReadmeSong.title)]
-    }
-    override func read(from buffer: inout DataBuffer) throws {
-        title = try buffer.readString()
-        artist = try buffer.readString()
-        seconds = try buffer.readUInt32()
-    }
-    override func write(to buffer: inout DataBuffer) {
-        buffer.writeString(title)
-        buffer.writeString(artist)
-        buffer.writeUInt32(seconds)
-    }
-}
-
-final class ReadmePlaylist: StoredObject {
-    @Stored var title = ""
-    @Stored var songs: [ReadmeSong] = []
-
-    override func read(from buffer: inout DataBuffer) throws {
-        title = try buffer.readString()
-        songs = try buffer.readReferences(to: ReadmeSong.self)
-    }
-    override func write(to buffer: inout DataBuffer) {
-        buffer.writeString(title)
-        buffer.writeReferences(songs)
     }
 }

@@ -1,4 +1,4 @@
-import Cabinet
+import CabinetModel
 import Foundation
 
 /// Issue 15's workloads as a Cabinet user writes them: a `Song` class declaring
@@ -7,44 +7,19 @@ import Foundation
 /// songs of BNRPersistence's workloads keep declaring no index.
 extension CabinetEngine {
     enum Indexed {
+        @StoredModel
         final class Song: StoredObject {
-            @Stored var title = ""
-            @Stored var artist = ""
-            @Stored var seconds: UInt32 = 0
-            @Stored var added: Date? = nil
-
-            override class var indexes: [StoredIndex] {
-                [.value(\Song.artist), .value(\Song.seconds), .value(\Song.added), .fullText(\Song.title)]
-            }
-
-            override func read(from buffer: inout DataBuffer) throws {
-                title = try buffer.readString()
-                artist = try buffer.readString()
-                seconds = try buffer.readUInt32()
-                added = try buffer.readDate()
-            }
-            override func write(to buffer: inout DataBuffer) {
-                buffer.writeString(title)
-                buffer.writeString(artist)
-                buffer.writeUInt32(seconds)
-                buffer.writeDate(added)
-            }
+            @FullText var title = ""
+            @Indexed var artist = ""
+            @Indexed var seconds: UInt32 = 0
+            @Indexed var added: Date? = nil
         }
 
+        @StoredModel
         final class Playlist: StoredObject {
-            @Stored var title = ""
-            @Stored var songs: [Song] = []
+            var title = ""
+            @Indexed var songs: [Song] = []   // the inverse: the playlists that hold a song
 
-            override class var indexes: [StoredIndex] { [.references(\Playlist.songs)] }
-
-            override func read(from buffer: inout DataBuffer) throws {
-                title = try buffer.readString()
-                songs = try buffer.readReferences(to: Song.self)
-            }
-            override func write(to buffer: inout DataBuffer) {
-                buffer.writeString(title)
-                buffer.writeReferences(songs)
-            }
             override func dissolveAllRelationships() {
                 songs = []
             }

@@ -1,36 +1,21 @@
-import Cabinet
+import CabinetModel
 
-/// The workloads as a Cabinet user writes them: StoredObject subclasses and an ObjectStore.
+/// The workloads as a Cabinet user writes them: `@StoredModel` classes and an ObjectStore.
 public enum CabinetEngine: Engine {
     public static let name = "cabinet"
-    public static let summary = "Cabinet: StoredObject subclasses in an ObjectStore"
+    public static let summary = "Cabinet: @StoredModel classes in an ObjectStore"
 
+    @StoredModel
     final class Song: StoredObject {
-        @Stored var title = ""
-        @Stored var seconds: UInt32 = 0
-
-        override func read(from buffer: inout DataBuffer) throws {
-            title = try buffer.readString()
-            seconds = try buffer.readUInt32()
-        }
-        override func write(to buffer: inout DataBuffer) {
-            buffer.writeString(title)
-            buffer.writeUInt32(seconds)
-        }
+        var title = ""
+        var seconds: UInt32 = 0
     }
 
+    @StoredModel
     final class Playlist: StoredObject {
-        @Stored var title = ""
-        @Stored var songs: [Song] = []
+        var title = ""
+        var songs: [Song] = []
 
-        override func read(from buffer: inout DataBuffer) throws {
-            title = try buffer.readString()
-            songs = try buffer.readReferences(to: Song.self)
-        }
-        override func write(to buffer: inout DataBuffer) {
-            buffer.writeString(title)
-            buffer.writeReferences(songs)
-        }
         override func dissolveAllRelationships() {
             songs = []
         }

@@ -47,6 +47,49 @@ struct GeneratedModel {
             """
     }
 
+    /// The layout of version `v`'s record: the layouts of the properties it
+    /// holds (`since ≤ v < removedIn`), in declaration order, comma-separated.
+    func layout(ofVersion v: Int) -> String {
+        properties.filter { property, _ in property.since <= v && (property.removedIn.map { v < $0 } ?? true) }
+            .map { $0.1.layout }
+            .joined(separator: ",")
+    }
+
+    /// `layoutFingerprints`: each version's layout hashed. The store keeps them
+    /// in the class's metadata row and compares them when the class is
+    /// registered again (a property removed or moved without `@Removed` or
+    /// `@Since` changes one). Each is followed by its layout, for a person
+    /// reading the expansion.
+    var layoutFingerprintsProperty: DeclSyntax {
+        let entries = (1...version).map { v in
+            let layout = layout(ofVersion: v)
+            return "\(v): \(GeneratedModel.hex(GeneratedModel.fingerprint(of: layout))),  // \(layout.isEmpty ? "nothing" : layout)"
+        }
+        return """
+            \(raw: access)override class var layoutFingerprints: [UInt8: UInt32] {
+                [
+                    \(raw: entries.joined(separator: "\n"))
+                ]
+            }
+            """
+    }
+
+    /// FNV-1a, 32 bits, of the UTF-8 of `layout`: the same on every machine and
+    /// compiler, as a store written by one build and opened by another needs.
+    static func fingerprint(of layout: String) -> UInt32 {
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in layout.utf8 {
+            hash ^= UInt32(byte)
+            hash &*= 0x0100_0193
+        }
+        return hash
+    }
+
+    static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
     var versionProperty: DeclSyntax {
         "\(raw: access)override class var version: UInt8 { \(raw: version) }"
     }

@@ -4,7 +4,7 @@ import SwiftSyntaxMacros
 
 /// `@StoredModel` and `@StoredModel(version:)`: marks each stored property
 /// `@Stored` (the member-attribute role) and writes `read(from:)`,
-/// `write(to:)`, `version` and `indexes` (the member role), each only where
+/// `write(to:)`, `version`, `indexes` and `layoutFingerprints` (the member role), each only where
 /// the class does not declare it itself; a class that declares `read(from:)`
 /// gets `readStoredProperties(from:)` to call from it.
 public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
@@ -55,6 +55,8 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
         members.append(model.readMethod(override: !declared.contains("read")))
         if !declared.contains("write") { members.append(model.writeMethod) }
         if !declared.contains("version") { members.append(model.versionProperty) }
+        // A class that writes its own records has a layout the macro cannot see: it gets no fingerprints.
+        if !declared.contains("write") && !declared.contains("layoutFingerprints") { members.append(model.layoutFingerprintsProperty) }
         if !declared.contains("indexes"), let indexes = model.indexesProperty { members.append(indexes) }
         return members
     }
@@ -81,7 +83,7 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
         return ""
     }
 
-    /// Which of read, write, version and indexes the class declares itself.
+    /// Which of read, write, version, indexes and layoutFingerprints the class declares itself.
     private static func declaredMembers(of declaration: ClassDeclSyntax) -> Set<String> {
         var names: Set<String> = []
         for member in declaration.memberBlock.members {
@@ -92,7 +94,7 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
             if let variable = member.decl.as(VariableDeclSyntax.self),
                variable.modifiers.contains(where: { ["class", "static"].contains($0.name.text) }),
                let name = variable.bindings.first?.pattern.as(IdentifierPatternSyntax.self)?.identifier.text,
-               ["version", "indexes"].contains(name) {
+               ["version", "indexes", "layoutFingerprints"].contains(name) {
                 names.insert(name)
             }
         }

@@ -12,6 +12,11 @@ struct ValueCoding: Sendable {
     let read: @Sendable (_ buffer: String) -> String
     /// The fewest bytes a value takes, for `readArray(minimumElementSize:)`.
     let minimumSize: Int
+    /// The type as the bytes lay it out, for the class's layout fingerprints:
+    /// spellings that write the same bytes (`Float` and `Float32`, `String` and
+    /// `String?`, `Int` and `Int64`) are one layout, so changing one for the
+    /// other is no change of layout. A name the macro does not know stays as spelled.
+    let layout: String
     /// What an index on the property is: `.value`, `.references`, or none.
     let indexKind: IndexKind
     /// Whether it is `String` or `String?`, which a full-text index accepts.
@@ -22,9 +27,10 @@ struct ValueCoding: Sendable {
 
     enum IndexKind { case value, references, none }
 
-    /// Calls `writeX(value)` / `readX()`.
-    static func method(_ name: String, size: Int, index: IndexKind = .value) -> ValueCoding {
-        ValueCoding(write: { "\($0).write\(name)(\($1))" }, read: { "try \($0).read\(name)()" }, minimumSize: size, indexKind: index)
+    /// Calls `writeX(value)` / `readX()`; `layout` defaults to the method's name.
+    static func method(_ name: String, size: Int, index: IndexKind = .value, layout: String? = nil) -> ValueCoding {
+        ValueCoding(write: { "\($0).write\(name)(\($1))" }, read: { "try \($0).read\(name)()" }, minimumSize: size,
+                    layout: layout ?? name, indexKind: index)
     }
 
     /// Scalar types by spelling, with the method that writes them.
@@ -38,7 +44,9 @@ struct ValueCoding: Sendable {
             (["Float", "Float32"], "Float32", 4), (["Double", "Float64"], "Float64", 8),
             (["Data", "Foundation.Data"], "Data", 4),
         ] as [([String], String, Int)] {
-            for name in names { table[name] = .method(method, size: size, index: method == "Data" ? .none : .value) }
+            // Int and UInt are written as 64 bits, the bytes of Int64 and UInt64.
+            let layout = ["Int": "Int64", "UInt": "UInt64"][method] ?? method
+            for name in names { table[name] = .method(method, size: size, index: method == "Data" ? .none : .value, layout: layout) }
         }
         var string = ValueCoding.method("String", size: 4)
         string.isText = true
@@ -48,15 +56,16 @@ struct ValueCoding: Sendable {
             write: { "\($0).writeDate(\($1))" },
             // writeDate writes the reference date as 0, which readDate reads as nil.
             read: { "(try \($0).readDate() ?? Foundation.Date(timeIntervalSinceReferenceDate: 0))" },
-            minimumSize: 8, indexKind: .value)
+            minimumSize: 8, layout: "Date", indexKind: .value)
         table["Date"] = date
         table["Foundation.Date"] = date
         return table
     }()
 
-    /// Arrays with a method of their own.
-    static let arrays: [String: String] = [
-        "String": "Strings", "UInt32": "UInt32s", "Int64": "Int64s", "Float64": "Float64s", "Double": "Float64s",
+    /// Arrays with a method of their own, and the layout of their element.
+    static let arrays: [String: (method: String, element: String)] = [
+        "String": ("Strings", "String"), "UInt32": ("UInt32s", "UInt32"), "Int64": ("Int64s", "Int64"),
+        "Float64": ("Float64s", "Float64"), "Double": ("Float64s", "Float64"),
     ]
 
     /// The coding of `type`, or why it cannot be stored.
@@ -73,7 +82,7 @@ struct ValueCoding: Sendable {
             case ("StoredList", 1):
                 return .success(ValueCoding(
                     write: { "\($0).writeList(\($1))" }, read: { "try \($0).readList(of: \(arguments[0]).self)" },
-                    minimumSize: 4, indexKind: .none))
+                    minimumSize: 4, layout: "StoredList<\(arguments[0])>", indexKind: .none))
             case ("Optional", 1), ("Array", 1):
                 let inner = TypeSyntax(stringLiteral: arguments[0])
                 return named.name.text == "Optional" ? optionalCoding(of: inner) : arrayCoding(of: inner)
@@ -97,7 +106,7 @@ struct ValueCoding: Sendable {
     private static func overloaded(_ type: String, minimumSize: Int, index: IndexKind) -> ValueCoding {
         var coding = ValueCoding(
             write: { "\($0).writeModelValue(\($1))" }, read: { "try \($0).readModelValue(\(type).self)" },
-            minimumSize: minimumSize, indexKind: index)
+            minimumSize: minimumSize, layout: type, indexKind: index)
         coding.isOverloaded = true
         return coding
     }
@@ -112,13 +121,15 @@ struct ValueCoding: Sendable {
         let name = wrapped.trimmedDescription
         switch name {
         case "String", "Swift.String":
-            var coding = ValueCoding.method("OptionalString", size: 4)
+            // The bytes of String: "" and nil are both a count of 0.
+            var coding = ValueCoding.method("OptionalString", size: 4, layout: "String")
             coding.isText = true
             return .success(coding)
         case "Date", "Foundation.Date":
-            return .success(ValueCoding(write: { "\($0).writeDate(\($1))" }, read: { "try \($0).readDate()" }, minimumSize: 8, indexKind: .value))
+            return .success(ValueCoding(write: { "\($0).writeDate(\($1))" }, read: { "try \($0).readDate()" }, minimumSize: 8,
+                                        layout: "Date", indexKind: .value))
         case "StoredObject", "Cabinet.StoredObject":
-            return .success(.method("AnyReference", size: 5, index: .none))
+            return .success(.method("AnyReference", size: 5, index: .none, layout: "StoredObject?"))
         default: break
         }
         if isOtherName(wrapped) {
@@ -128,7 +139,7 @@ struct ValueCoding: Sendable {
             var coding = ValueCoding(
                 write: { "\($0).writeOptional(\($1)) { \(inner.write("$0", "$1")) }" },
                 read: { "try \($0).readOptional { \(inner.read("$0")) }" },
-                minimumSize: 1, indexKind: inner.indexKind == .value ? .value : .none)
+                minimumSize: 1, layout: "\(inner.layout)?", indexKind: inner.indexKind == .value ? .value : .none)
             coding.isOverloaded = inner.isOverloaded
             return coding
         }
@@ -136,9 +147,11 @@ struct ValueCoding: Sendable {
 
     private static func arrayCoding(of element: TypeSyntax) -> Result<ValueCoding, Unstorable> {
         let name = element.trimmedDescription
-        if let method = arrays[name] { return .success(.method(method, size: 4, index: .none)) }
-        if name == "UInt8" { return .success(.method("Bytes", size: 4, index: .none)) }
-        if name == "StoredObject" || name == "Cabinet.StoredObject" { return .success(.method("AnyReferences", size: 4, index: .none)) }
+        if let array = arrays[name] { return .success(.method(array.method, size: 4, index: .none, layout: "[\(array.element)]")) }
+        if name == "UInt8" { return .success(.method("Bytes", size: 4, index: .none, layout: "[UInt8]")) }
+        if name == "StoredObject" || name == "Cabinet.StoredObject" {
+            return .success(.method("AnyReferences", size: 4, index: .none, layout: "[StoredObject]"))
+        }
         if isOtherName(element) {
             return .success(overloaded("[\(name)]", minimumSize: 4, index: .references))   // a to-many relationship or enums
         }
@@ -146,7 +159,7 @@ struct ValueCoding: Sendable {
             var coding = ValueCoding(
                 write: { "\($0).writeArray(\($1)) { \(inner.write("$0", "$1")) }" },
                 read: { "try \($0).readArray(minimumElementSize: \(inner.minimumSize)) { \(inner.read("$0")) }" },
-                minimumSize: 4, indexKind: .none)
+                minimumSize: 4, layout: "[\(inner.layout)]", indexKind: .none)
             coding.isOverloaded = inner.isOverloaded
             return coding
         }

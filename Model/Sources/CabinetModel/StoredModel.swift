@@ -1,7 +1,8 @@
 @_exported import Cabinet
 
-/// Writes a ``StoredObject`` subclass's `read(from:)`, `write(to:)`, `version`
-/// and `indexes` from its properties, and makes each stored property `@Stored`.
+/// Writes a ``StoredObject`` subclass's `read(from:)`, `write(to:)`, `version`,
+/// `indexes` and `layoutFingerprints` from its properties, and makes each
+/// stored property `@Stored`.
 ///
 /// ```swift
 /// import CabinetModel
@@ -20,7 +21,15 @@
 /// left as it is; a class that writes its own `read(from:)` calls the
 /// generated `readStoredProperties(from:)` from it. A type the macro cannot
 /// store is an error on its property.
-@attached(member, names: named(read(from:)), named(readStoredProperties(from:)), named(write(to:)), named(version), named(indexes))
+///
+/// `layoutFingerprints` hashes each version's layout (the types of the
+/// properties its records hold, in order). The store keeps them in the class's
+/// metadata row, and registering the class again with another layout for a
+/// version its records were written in throws: a stored property removed or
+/// moved without `@Removed(in:)` or `@Since(_:)` is found when the store
+/// opens, before a record is misread.
+@attached(member, names: named(read(from:)), named(readStoredProperties(from:)), named(write(to:)), named(version), named(indexes),
+          named(layoutFingerprints))
 @attached(memberAttribute)
 public macro StoredModel(version: UInt8 = 1) = #externalMacro(module: "CabinetMacros", type: "StoredModelMacro")
 

@@ -60,6 +60,12 @@ struct ExpansionTests {
                     1
                 }
 
+                override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0x206DA7FE,  // String,String,UInt32,String,Date,Album?,[String]
+                    ]
+                }
+
                 override class var indexes: [Cabinet.StoredIndex] {
                     [.value(\Song.artist), .value(\Song.seconds), .fullText(\Song.lyrics)]
                 }
@@ -104,6 +110,13 @@ struct ExpansionTests {
 
                 override class var version: UInt8 {
                     2
+                }
+
+                override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0x620750CB,  // String,[Song]
+                        2: 0xCC61FC52,  // String,[Song],UInt16
+                    ]
                 }
 
                 override class var indexes: [Cabinet.StoredIndex] {
@@ -160,6 +173,14 @@ struct ExpansionTests {
 
                 override class var version: UInt8 {
                     3
+                }
+
+                override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0xCE89015D,  // String,String
+                        2: 0x1D779786,  // String,String,String
+                        3: 0xCE89015D,  // String,String
+                    ]
                 }
             }
             """
@@ -240,6 +261,53 @@ struct ExpansionTests {
 
                 public override class var version: UInt8 {
                     1
+                }
+
+                public override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0x3CF3B747,  // String,Int64
+                    ]
+                }
+            }
+            """
+        }
+    }
+
+    @Test func aClassThatWritesItsOwnRecordsGetsNoLayoutFingerprints() {
+        assertMacro {
+            """
+            @StoredModel(version: 2)
+            final class Note: StoredObject {
+                var text = ""
+                @Since(2) var pinned = false
+                override func write(to buffer: inout DataBuffer) {
+                    buffer.writeString(text)
+                    buffer.writeBool(pinned)
+                }
+            }
+            """
+        } expansion: {
+            """
+            final class Note: StoredObject {
+                @Cabinet.Stored
+                var text = ""
+                @Cabinet.Stored var pinned = false
+                override func write(to buffer: inout DataBuffer) {
+                    buffer.writeString(text)
+                    buffer.writeBool(pinned)
+                }
+
+                override func read(from buffer: inout Cabinet.DataBuffer) throws {
+                    self.text = try buffer.readString()
+                    if buffer.version >= 2 {
+                        self.pinned = try buffer.readBool()
+                    } else {
+                        self.pinned = false
+                    }
+                }
+
+                override class var version: UInt8 {
+                    2
                 }
             }
             """

@@ -100,6 +100,12 @@ struct TypeExpansionTests {
                 override class var version: UInt8 {
                     1
                 }
+
+                override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0x23355DB3,  // Int8,UInt8,Int16,UInt16,Int32,UInt32,Int64,UInt64,Int64,UInt64,Float32,Float64,Bool,Data,Date
+                    ]
+                }
             }
             """
         }
@@ -241,6 +247,12 @@ struct TypeExpansionTests {
 
                 override class var version: UInt8 {
                     1
+                }
+
+                override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0xE91E3F50,  // [UInt8],[UInt32],[Int64],[Float64],[Int32],[Date],[String],[[UInt16]],Int32?,Int16?,[Bool],StoredList<Song>,StoredObject?,[StoredObject],Mood,Mood?,[Mood]
+                    ]
                 }
             }
             """

@@ -128,6 +128,22 @@ open class StoredObject {
     /// registered; removing one deletes its entries. See ``StoredIndex``.
     open class var indexes: [StoredIndex] { [] }
 
+    /// A fingerprint of each version's record layout, by version (none by
+    /// default). `@StoredModel` writes it: each version's stored property types
+    /// in order, hashed.
+    ///
+    /// ```swift
+    /// override class var layoutFingerprints: [UInt8: UInt32] { [1: 0x1C4F_2A93, 2: 0x88E0_01B7] }
+    /// ```
+    /// The store keeps the fingerprint of each version the class writes in the
+    /// class's metadata row. Registering the class compares them with these (for
+    /// the metadata's version and later): one that differs throws
+    /// ``CabinetError/Code/invalidModel``, since records of that version would be
+    /// misread. A class without fingerprints is not checked, and a store that has
+    /// none for a version is given this class's at the next save. Version 0 is
+    /// never checked.
+    open class var layoutFingerprints: [UInt8: UInt32] { [:] }
+
     /// The store this object belongs to, or `nil`.
     public var store: ObjectStore? { entry?.store }
 

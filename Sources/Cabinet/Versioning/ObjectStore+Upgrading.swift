@@ -32,7 +32,9 @@ extension ObjectStore {
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("upgradeAll(_:batchSize:)") }
         let entry = try requireEntry(for: type)
-        guard !entry.hasChanges else {
+        // A metadata row waiting for the next save alone (a layout fingerprint registration added) is no
+        // change of objects: the upgrade writes the row itself, with its new version.
+        guard entry.inserted.isEmpty && entry.updated.isEmpty && entry.deleted.isEmpty else {
             throw CabinetError.unsavedChanges(className: entry.name)
         }
         // In a pool's write block: while no block reads (a read block cannot upgrade).

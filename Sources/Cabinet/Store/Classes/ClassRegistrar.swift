@@ -41,6 +41,7 @@ struct ClassRegistrar {
     /// The table and metadata of class `name`. A class the catalog lists must have
     /// its file; a new class gets a new file (created whole) and fresh metadata,
     /// written at once so that its class ID is taken before any other class asks for one.
+    /// An existing class's layout fingerprints must match the class's (ClassLayoutCheck.swift).
     func open(_ type: StoredObject.Type, name: String) throws -> (any StorageTable, ClassMetadata) {
         let backend = store.backend
         if try !backend.hasTable(named: name), let listed = store.catalog?.tables[name] {
@@ -50,6 +51,7 @@ struct ClassRegistrar {
         var metadata: ClassMetadata
         if let existing = try ClassRegistrar.readMetadata(of: table, className: name) {
             metadata = existing
+            try metadata.checkLayouts(of: type)
             try checkLastRowID(metadata, of: table, name: name)
         } else {
             let records = try table.recordCount
@@ -59,6 +61,7 @@ struct ClassRegistrar {
             }
             metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
             metadata.checksummed = store.recordFormat == .checksummed
+            _ = metadata.recordLayout(of: type)   // in the row's first write, so it comes with the first records
             try store.commitToBackend(WriteBatch(metadata, of: name))
         }
         try catalog(name, tag: metadata.classID)

@@ -10,8 +10,10 @@ extension ObjectStore {
     /// ```swift
     /// try store.register(Song.self, Playlist.self)
     /// ```
-    /// Throws if a class file is damaged or not a database, or if two classes
-    /// claim the same ``StoredObject/storedName``.
+    /// Throws if a class file is damaged or not a database, if two classes
+    /// claim the same ``StoredObject/storedName``, or if the class's
+    /// ``StoredObject/layoutFingerprints`` differ from those its records were
+    /// written with (``CabinetError/Code/invalidModel``).
     public func register(_ types: StoredObject.Type...) throws {
         for type in types { try register(type) }
     }
@@ -46,18 +48,23 @@ extension ObjectStore {
         let probe = ObjectStore.probeWrite(type)
         try ClassRegistrar.checkWritesContent(type, bytesWritten: probe.bytes)
         // Opening may create the class's file and write its metadata row: a writer does it while readers wait.
-        let (table, metadata) = try coordinatesReads ? readingCommittedState { try ClassRegistrar(store: self).open(type, name: name) }
+        let (table, opened) = try coordinatesReads ? readingCommittedState { try ClassRegistrar(store: self).open(type, name: name) }
                                                      : changingTables { try ClassRegistrar(store: self).open(type, name: name) }
-        if let holder = resolver.entry(classID: metadata.classID) {
+        if let holder = resolver.entry(classID: opened.classID) {
             throw CabinetError.classConflict(className: String(describing: type),
-                                             reason: "its file has class ID \(metadata.classID), which \(holder.name) also has")
+                                             reason: "its file has class ID \(opened.classID), which \(holder.name) also has")
         }
         let writesLists = probe.writesLists
         if writesLists && recordFormat != .plain && !backend.services.isReadOnly {
             // Created (and catalogued) now, so a save's journal never names a table it must create.
             _ = try changingTables { try listsTable(creating: true) }
         }
+        // A fingerprint the row lacks (a store written before fingerprints, a raised version) is
+        // written by the next save, with the records of that version, never on its own.
+        var metadata = opened
+        let layoutAdded = metadata.recordLayout(of: type) && !backend.services.isReadOnly
         let entry = add(type, name: name, table: table, metadata: metadata, writesLists: writesLists)
+        if layoutAdded { entry.metadataChanged = true }
         do {
             try openIndexes(for: entry)
         } catch {

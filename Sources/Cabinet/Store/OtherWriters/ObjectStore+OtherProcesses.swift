@@ -127,6 +127,8 @@ extension ObjectStore {
                 // row is handed out twice from here on. (A row both handed out is a row
                 // both saves change: the object inserted here on it stays a conflict.)
                 entry.metadata.lastRowID = max(entry.metadata.lastRowID, theirs.lastRowID)
+                // And the layout fingerprints of both: theirs of a version this class does not write stay checked.
+                entry.metadata.layouts.merge(theirs.layouts) { ours, _ in ours }
             } else {
                 // An upgrade on one side: not merged.
                 stale.mark(name, withUnsafeBytes(of: ClassMetadata.rowID.littleEndian, Array.init))

@@ -1,4 +1,6 @@
-// The README's first example, verbatim (Tests/CabinetTests/ReadmeExampleTests.swift checks it).
+// The README's first example with its classes written by hand, without @StoredModel: the
+// same records as the README's (Model/Examples/ReadmeExample), the calls the macro writes.
+// docs/GUIDE.md and the DocC article GettingStarted show it; ReadmeExampleTests checks both are here.
 import Cabinet
 
 final class Song: StoredObject {
@@ -7,7 +9,7 @@ final class Song: StoredObject {
     @Stored var seconds: UInt32 = 0
 
     override class var indexes: [StoredIndex] {
-        [.value(\Song.artist), .value(\Song.seconds), .fullText(\Song.title)]
+        [.fullText(\Song.title), .value(\Song.artist), .value(\Song.seconds)]
     }
     override func read(from buffer: inout DataBuffer) throws {
         title = try buffer.readString()

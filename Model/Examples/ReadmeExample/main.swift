@@ -1,0 +1,41 @@
+// The README's first example, verbatim (Tests/CabinetTests/ReadmeExampleTests.swift checks it).
+import CabinetModel
+
+@StoredModel
+final class Song: StoredObject {
+    @FullText var title = ""
+    @Indexed var artist = ""
+    @Indexed var seconds: UInt32 = 0
+}
+
+@StoredModel
+final class Playlist: StoredObject {
+    var title = ""
+    var songs: [Song] = []                  // an ordered to-many relationship
+}
+
+let path = "/tmp/music"
+var store = try ObjectStore(path: path)              // a directory, created if missing
+try store.register(Song.self, Playlist.self)
+
+let song = Song(); song.title = "Bohemian Rhapsody"; song.artist = "Queen"; song.seconds = 354
+let list = Playlist(); list.title = "Car"; list.songs = [song]
+store.insert(song); store.insert(list)
+try store.save()                                     // all or nothing, across both files
+
+let queen = try store.fetch(Song.self, where: \.artist, equals: "Queen")   // by an index
+let long = try store.fetch(Song.self, where: \.seconds, in: 300...600)      // a range, in order
+let found = try store.search(Song.self, matching: "bohemian")               // full text, any case
+print(queen.count, long.count, found.count)
+
+list.title = "Road trip"                             // a @Stored setter marks the object changed
+try store.undoManager.undo()                         // and the store's undo puts it back
+print(list.title)                                    // "Car"
+try store.save()
+store.close()
+
+store = try ObjectStore(path: path)                  // open it again: all of it is there
+try store.register(Song.self, Playlist.self)
+let lists = try store.fetchAll(Playlist.self)
+print(lists.count, lists.first?.songs.first?.title ?? "")   // the songs load when first read
+store.close()
