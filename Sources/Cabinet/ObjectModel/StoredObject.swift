@@ -138,7 +138,7 @@ open class StoredObject {
     /// The store keeps the fingerprint of each version the class writes in the
     /// class's metadata row. Registering the class compares them with these (for
     /// the metadata's version and later): one that differs throws
-    /// ``CabinetError/Code/invalidModel``, since records of that version would be
+    /// ``/CabinetStorage/CabinetError/Code-swift.struct/invalidModel``, since records of that version would be
     /// misread. A class without fingerprints is not checked, and a store that has
     /// none for a version is given this class's at the next save. Version 0 is
     /// never checked.

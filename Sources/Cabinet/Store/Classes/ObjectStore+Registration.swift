@@ -13,7 +13,7 @@ extension ObjectStore {
     /// Throws if a class file is damaged or not a database, if two classes
     /// claim the same ``StoredObject/storedName``, or if the class's
     /// ``StoredObject/layoutFingerprints`` differ from those its records were
-    /// written with (``CabinetError/Code/invalidModel``).
+    /// written with (``/CabinetStorage/CabinetError/Code-swift.struct/invalidModel``).
     public func register(_ types: StoredObject.Type...) throws {
         for type in types { try register(type) }
     }

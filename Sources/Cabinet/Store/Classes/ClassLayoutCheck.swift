@@ -9,7 +9,7 @@
 /// `upgradeAll` raises it once none is older), so a layout of an older version
 /// describes no record and may change.
 extension ClassMetadata {
-    /// Throws ``CabinetError/Code/invalidModel`` if the row keeps a fingerprint,
+    /// Throws ``/CabinetStorage/CabinetError/Code-swift.struct/invalidModel`` if the row keeps a fingerprint,
     /// of the metadata's version or a later one, that differs from `type`'s
     /// fingerprint of that version. A class with no fingerprints passes.
     func checkLayouts(of type: StoredObject.Type) throws {
