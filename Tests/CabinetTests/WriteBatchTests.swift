@@ -76,8 +76,8 @@ import Testing
         }
     }
 
-    /// Every backend commits a batch across several tables, and a batch none
-    /// of whose tables could take it leaves every table as it was.
+    /// Every backend commits a batch across several tables, and leaves no
+    /// commit unfinished.
     @Test(arguments: BackendKind.allCases)
     func everyBackendCommitsABatchAcrossTablesWhole(_ kind: BackendKind) throws {
         let fixture = try StoreFixture(kind)

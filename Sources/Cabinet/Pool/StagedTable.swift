@@ -79,7 +79,8 @@ class StagedTable: StorageTable {
     func stage(_ changes: TableChanges, presence: [Bool?]) {
         var index = 0
         changes.forEach { key, value in
-            stage(key, value, inBase: presence[index])
+            // `nil`: staged when asked, so its first staging knows (never called then).
+            stage(key, value) { presence[index] ?? true }
             index += 1
             return true
         }
@@ -179,21 +180,18 @@ class StagedTable: StorageTable {
     // MARK: Staging
 
     private func stage(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws {
-        let inBase = staged.contains(key) ? nil : try base.withValue(forKey: key) { _ in true } != nil
-        stage(key, value, inBase: inBase)
+        try stage(key, value) { try base.withValue(forKey: key) { _ in true } != nil }
     }
 
-    /// Stages one change; `inBase` is whether the real table has the key, or
-    /// `nil` if it is staged already (its first staging knew).
-    private func stage(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, inBase known: Bool?) {
+    /// Stages one change; `inBase` says whether the real table has the key,
+    /// asked only for a key not staged yet (its first staging knew).
+    private func stage(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, inBase real: () throws -> Bool) rethrows {
         let inBase: Bool
-        // Known only for a key not staged when it was asked (a batch may change a key twice).
-        if let known, !staged.contains(key) {
-            inBase = known
+        if let before = staged.change(of: key) {
+            inBase = !before.isNew
+            countDelta -= Self.countChange(inBase: inBase, present: before.hasValue)
         } else {
-            let before = staged.withChange(of: key) { $0 != nil } ?? false
-            inBase = !(staged.isNew(key) ?? true)
-            countDelta -= Self.countChange(inBase: inBase, present: before)
+            inBase = try real()
         }
         staged.set(key, to: value, isNew: !inBase)
         countDelta += Self.countChange(inBase: inBase, present: value != nil)

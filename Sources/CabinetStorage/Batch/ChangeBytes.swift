@@ -148,9 +148,4 @@ struct ChangeBytes: @unchecked Sendable {
         precondition(range.lowerBound >= 0 && range.upperBound <= all.count, "Cabinet: a change's bytes lie outside its table's buffer")
         return UnsafeRawBufferPointer(start: all.baseAddress.map { $0 + range.lowerBound }, count: range.count)
     }
-
-    /// The bytes of `range` as an array.
-    func array(_ range: Range<Int>) -> [UInt8] {
-        withBytes(range) { Array($0) }
-    }
 }

@@ -146,17 +146,18 @@ public struct TableChanges: Sendable {
         try forEachChange { key, value, _ in try body(key, value) }
     }
 
-    /// Whether the writer said `key` is new (see ``set(_:to:isNew:)``); `nil` if it is not changed.
-    public func isNew(_ key: UnsafeRawBufferPointer) -> Bool? {
+    /// `key`'s change, one lookup: whether it holds a value (not a removal)
+    /// and whether the writer said it is new; `nil` if it is not changed.
+    package func change(of key: UnsafeRawBufferPointer) -> (hasValue: Bool, isNew: Bool)? {
         guard isIndexed else {
-            var found: Bool?
-            bytes.forEachLogEntry { stored, _, isNew in
-                if stored.elementsEqual(key) { found = isNew }
+            var found: (hasValue: Bool, isNew: Bool)?
+            bytes.forEachLogEntry { stored, value, isNew in
+                if stored.elementsEqual(key) { found = (value != nil, isNew) }
                 return true
             }
             return found
         }
-        return index(of: key).map { changes[$0].isNew }
+        return index(of: key).map { (changes[$0].value != nil, changes[$0].isNew) }
     }
 
     /// ``forEach(_:)`` with whether each key is new (see ``set(_:to:isNew:)``).

@@ -54,11 +54,9 @@ extension WriteBatch {
     /// that cannot be in a store (`../x`, `.cabinet-lock`, `Song.wal`).
     public init(decoding bytes: [UInt8], location: RecordLocation) throws {
         self.init()
-        var batch = WriteBatch()
         try WriteBatch.replay(bytes, location: location) { name, key, value in
-            batch.set(value, forKey: key, inTable: name)
+            set(value, forKey: key, inTable: name)
         }
-        self = batch
     }
 
     /// Whether `bytes` start with the magic and end with the CRC-32 of

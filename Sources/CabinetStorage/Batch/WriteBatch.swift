@@ -101,15 +101,9 @@ public struct WriteBatch: Sendable {
         }
     }
 
-    /// Adds every change of `other` after this batch's own: a key both change
-    /// takes `other`'s value. A pool's group commit makes one batch of its blocks' so.
+    /// Adds every change of `other` after this batch's own, table by table
+    /// (``add(_:toTable:)``): a key both change takes `other`'s value.
     public mutating func append(contentsOf other: WriteBatch) {
-        other.forEachTable { name, changes in
-            let position = table(named: name)
-            changes.forEachChange { key, value, isNew in
-                tables[position].set(key, to: value, isNew: isNew)
-                return true
-            }
-        }
+        other.forEachTable { name, changes in add(changes, toTable: name) }
     }
 }
