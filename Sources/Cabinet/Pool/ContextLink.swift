@@ -70,9 +70,13 @@ final class ContextLink {
     /// whole block holds the lock already (a pool that serializes its blocks).
     private var depth: Int
 
-    init(pool: PoolCore, group: WriteGroup?, holdsLock: Bool) {
+    /// An observation's read block: every table it reads records what it read (see ``ReadRegion``).
+    private let recorder: RegionRecorder?
+
+    init(pool: PoolCore, group: WriteGroup?, holdsLock: Bool, recorder: RegionRecorder? = nil) {
         self.pool = pool
         self.group = group
+        self.recorder = recorder
         allowsWrites = group != nil
         depth = holdsLock ? 1 : 0
     }
@@ -91,11 +95,16 @@ final class ContextLink {
 
     /// The view of `table` this context reads and writes: the group's staged one in a write block.
     func view(of table: any StorageTable, named name: String) -> any StorageTable {
-        group.map { $0.staging.table(over: table, named: name) } ?? table
+        if let recorder {
+            if let ordered = table as? any OrderedStorageTable { return RecordingOrderedTable(ordered: ordered, name: name, recorder: recorder) }
+            return RecordingTable(base: table, name: name, recorder: recorder)
+        }
+        return group.map { $0.staging.table(over: table, named: name) } ?? table
     }
 
     /// ``view(of:named:)`` for an ordered table: its staged view scans in order too.
     func orderedView(of table: any OrderedStorageTable, named name: String) -> any OrderedStorageTable {
+        if let recorder { return RecordingOrderedTable(ordered: table, name: name, recorder: recorder) }
         guard let group else { return table }
         // The staging makes an ordered view over an ordered table, always.
         guard let ordered = group.staging.table(over: table, named: name) as? any OrderedStorageTable else {
@@ -113,7 +122,7 @@ final class ContextLink {
         // A group that grew large commits first, keeping its journal and memory bounded.
         if group.isLarge { try pool.commitGroup(holdingLock: depth > 0) }
         let result = try body()
-        if let summary = summary(), !summary.isEmpty { group.staged(summary) }
+        if let summary = summary(), !summary.isNothing { group.staged(summary) }
         return result
     }
 
@@ -159,10 +168,10 @@ final class ContextLink {
         do {
             result = depth == 1 ? try pool.writingExclusively(body) : try body()
         } catch let error as CabinetError where error.code == .saveNotFinished {
-            if let summary = summary(), !summary.isEmpty { pool.publish(summary) }
+            if let summary = summary(), !summary.isNothing { pool.publish(summary) }
             throw error
         }
-        if let summary = summary(), !summary.isEmpty { pool.publish(summary) }
+        if let summary = summary(), !summary.isNothing { pool.publish(summary) }
         return result
     }
 }

@@ -11,6 +11,8 @@ final class PoolCore: Sendable {
     let concurrent: Bool
     /// The write blocks' commit group; the writer queue's alone.
     let group = WriteGroup()
+    /// The pool's live observations (``StorePool/observe(_:)``).
+    let hub = ObservationHub()
     private let state = Locked(State())
 
     private struct State {
@@ -49,12 +51,12 @@ final class PoolCore: Sendable {
 
     /// A fresh store for one block, with objects of its own; a write block's
     /// saves go to the commit group's staging.
-    func makeContext(writes: Bool) throws -> ObjectStore {
+    func makeContext(writes: Bool, recorder: RegionRecorder? = nil) throws -> ObjectStore {
         if writes {
             try finishPendingJournal()
             try settleOthersSaves()
         }
-        let link = ContextLink(pool: self, group: writes ? group : nil, holdsLock: !concurrent)
+        let link = ContextLink(pool: self, group: writes ? group : nil, holdsLock: !concurrent, recorder: recorder)
         return try ObjectStore(context: template, link: link)
     }
 
@@ -150,6 +152,8 @@ final class PoolCore: Sendable {
             state.isClosed = true
             return state.takeShutdown()
         }
+        // Live observations end now; a run going on finishes with the blocks.
+        hub.close()
         if now { shutDown() }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
@@ -204,12 +208,16 @@ final class PoolCore: Sendable {
     /// and by the backend's thread for other processes' saves: yielded under the
     /// lock, so subscribers get the numbers in order either way.
     func publish(_ summary: SaveSummary, fromAnotherProcess: Bool = false) {
-        state.withLock { state in
-            state.sequence += 1
-            var change = StorePool.Change(sequence: state.sequence, classes: summary.classes, namedBuffers: summary.namedBuffers)
-            change.isFromAnotherProcess = fromAnotherProcess
-            for subscriber in state.subscribers.values { subscriber.yield(change) }
+        if !summary.isEmpty {
+            state.withLock { state in
+                state.sequence += 1
+                var change = StorePool.Change(sequence: state.sequence, classes: summary.classes, namedBuffers: summary.namedBuffers)
+                change.isFromAnotherProcess = fromAnotherProcess
+                for subscriber in state.subscribers.values { subscriber.yield(change) }
+            }
         }
+        // Observations only test it: a run of theirs goes to their own queue.
+        if !hub.isEmpty, let changes = summary.changedKeys { hub.committed(changes) }
     }
 
     /// Publishes the saves of other processes, on a backend several processes
@@ -218,9 +226,9 @@ final class PoolCore: Sendable {
         guard let shared = template.backend as? any OtherWritersBackend else { return }
         let classes = Set(template.classes.map(\.name))
         shared.observeOthersSaves { [weak self] save in
-            // A save of no row and no named buffer (a reservation of row IDs in a metadata row) is not a change.
-            let summary = SaveSummary(othersSave: save, classes: classes)
-            if !summary.isEmpty { self?.publish(summary, fromAnotherProcess: true) }
+            // A save of no row and no named buffer (a reservation of row IDs in a
+            // metadata row) is not numbered as a change; observations still test it.
+            self?.publish(SaveSummary(othersSave: save, classes: classes), fromAnotherProcess: true)
         }
     }
 

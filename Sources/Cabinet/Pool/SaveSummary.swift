@@ -4,8 +4,23 @@ import CabinetStorage
 struct SaveSummary {
     var classes: [StorePool.ClassChange]
     var namedBuffers: [String]
+    /// What was committed, key by key, for live observations (``ChangedKeys``):
+    /// this process's batch, or another process's save.
+    var batch: WriteBatch?
+    var othersSave: OthersSave?
 
+    /// Whether no row of a class and no named buffer changed: no ``StorePool/Change`` to number
+    /// (a save may still have changed a list's nodes, which observations hear of).
     var isEmpty: Bool { classes.isEmpty && namedBuffers.isEmpty }
+
+    /// Whether nothing at all was committed: not even an observation hears of it.
+    var isNothing: Bool { isEmpty && (batch?.isEmpty ?? true) && othersSave == nil }
+
+    /// What was committed, key by key; `nil` if not known.
+    var changedKeys: ChangedKeys? {
+        if let batch { return ChangedKeys(batch) }
+        return othersSave.map(ChangedKeys.init)
+    }
 }
 
 extension SaveSummary {
@@ -25,6 +40,7 @@ extension SaveSummary {
         }.filter { $0.wholeClass || !$0.updated.isEmpty }
         let buffers = save.wholeStore ? nil : save.tables[ObjectStore.namedBuffersTableName]
         namedBuffers = buffers.map { keys in (keys ?? []).map { String(decoding: $0, as: UTF8.self) }.sorted() } ?? []
+        othersSave = save
     }
 }
 
@@ -65,6 +81,6 @@ extension ObjectStore {
             let change = StorePool.ClassChange(className: name, inserted: inserted, updated: updated, deleted: deleted)
             if !change.isEmpty { classes.append(change) }
         }
-        return SaveSummary(classes: classes.sorted { $0.className < $1.className }, namedBuffers: namedBuffers)
+        return SaveSummary(classes: classes.sorted { $0.className < $1.className }, namedBuffers: namedBuffers, batch: batch)
     }
 }

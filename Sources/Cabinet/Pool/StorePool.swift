@@ -218,19 +218,7 @@ public final class StorePool: Sendable {
     #endif
     private nonisolated func run<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T, writes: Bool) async throws -> T {
         defer { core.leave() }
-        var context: ObjectStore?
-        // Closed after the lock is let go: it frees objects, and reads nothing.
-        defer { context?.close() }
-        func run() throws -> T {
-            let store = try core.makeContext(writes: false)
-            context = store
-            let result = try block(store)
-            if store.hasUnsavedChanges {
-                throw CabinetError.readOnly(path: store.path, reason: "a StorePool read block changed objects, which are not saved; use write { } instead")
-            }
-            return result
-        }
-        return try core.concurrent ? core.lock.reading(run) : core.lock.writing(run)
+        return try core.runReadBlock(block)
     }
 
     /// Runs a write block in a context of its own, on the writer queue, and

@@ -1,0 +1,74 @@
+import CabinetStorage
+
+/// The values of a live query (``StorePool/observe(_:)``): its value now, then
+/// a new value after every commit that changes what the query read.
+///
+/// ```swift
+/// let queen = pool.observe { store in
+///     try store.fetch(Song.self, where: \.artist, equals: "Queen").map { SongRow(title: $0.title, seconds: $0.seconds) }
+/// }
+/// for try await rows in queen { print(rows.count) }
+/// ```
+/// - Each iteration (each `for try await`) is an observation of its own,
+///   started when it starts and ended when it ends: by `break`, by the task's
+///   cancellation, or by the pool's ``StorePool/close()``, which ends it
+///   normally (the loop leaves, no error).
+/// - Each value is computed on one committed state: whole saves, every class.
+/// - Values come in commit order. One that waits to be read is replaced by
+///   a newer one: a consumer slower than the commits gets the latest value,
+///   not a backlog, and memory stays bounded however many commits it missed.
+/// - If the block throws, the loop throws that error and the observation ends.
+public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = Value
+
+    let core: PoolCore
+    /// Runs the query once in `store`, recording into the recorder.
+    let evaluate: @Sendable (_ store: ObjectStore, _ recorder: RegionRecorder) throws -> Value
+    let hashesValues: Bool
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: ObservationStream.start(core: core, hashesValues: hashesValues, evaluate).makeAsyncIterator())
+    }
+
+    /// Waits for the query's next value.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Value, any Error>.Iterator
+
+        /// The next value; `nil` once the observation ended (cancelled, or the pool closed).
+        public mutating func next() async throws -> Value? {
+            try await base.next()
+        }
+    }
+}
+
+/// Starts observations for ``LiveQuery`` and ``LiveResults``.
+enum ObservationStream {
+    /// Registers an observation with the pool's hub and returns the stream of
+    /// its values: at most one waits to be read (the newest).
+    static func start<Value: Sendable>(core: PoolCore, hashesValues: Bool,
+                                       _ evaluate: @escaping @Sendable (ObjectStore, RegionRecorder) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
+        let hub = core.hub
+        let id = hub.reserveID()
+        continuation.onTermination = { _ in hub.cancel(id) }
+        hub.register(id: id, hashesValues: hashesValues, evaluate: { recorder, seen in
+            do {
+                try core.admit()
+            } catch {
+                continuation.finish()   // the pool closed: the loop ends
+                return false
+            }
+            defer { core.leave() }
+            do {
+                let value = try core.runReadBlock({ store in try evaluate(store, recorder) }, recorder: recorder, holdingLock: seen)
+                // Its consumer gone (before it was registered): the observation ends.
+                if case .terminated = continuation.yield(value) { return false }
+                return true
+            } catch {
+                continuation.finish(throwing: error)
+                return false
+            }
+        }, finish: { continuation.finish() })
+        return stream
+    }
+}

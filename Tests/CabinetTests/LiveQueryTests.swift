@@ -1,0 +1,221 @@
+@testable import Cabinet
+import CabinetStorage
+import Foundation
+import Testing
+
+/// A pool on a backend of each kind, for the live-data tests, holding tracks, accounts and vaults.
+final class LivePoolFixture {
+    let kind: BackendKind
+    let directory: TemporaryDirectory
+    let memory = MemoryBackend(name: "memory-live")
+    let redisStore = TestRedis.newStoreName()
+    static let classes: [StoredObject.Type] = [Track.self, Account.self, Vault.self]
+
+    init(_ kind: BackendKind) throws {
+        self.kind = kind
+        directory = try TemporaryDirectory()
+    }
+
+    var storePath: String { directory.path + "/store" }
+
+    func open() throws -> StorePool {
+        switch kind {
+        case .tokyoCabinet: return try StorePool(path: storePath, classes: Self.classes)
+        case .memory: return try StorePool(backend: memory, classes: Self.classes)
+        case .redis: return try StorePool(backend: TestRedis.backend(store: redisStore), classes: Self.classes)
+        }
+    }
+}
+
+struct TrackRow: Sendable, Equatable {
+    let title: String
+    let seconds: UInt32
+}
+
+private struct Refused: Error {}
+
+/// Inserts tracks; their row IDs.
+@discardableResult
+func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async throws -> [UInt32] {
+    try await pool.write { store in
+        tracks.map { title, artist, seconds in
+            let track = Track(title, by: artist, seconds: seconds)
+            store.insert(track)
+            return track.rowID
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct LiveQueryTests {
+    @Test(arguments: BackendKind.allCases)
+    func aQueryGivesItsValueAtOnceThenAfterEachCommitThatChangesIt(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        try await insertTracks(pool, [("Bohemian Rhapsody", "Queen", 355), ("Imagine", "John Lennon", 183)])
+        var queen = pool.observe { store in
+            try store.fetch(Track.self, where: \.artist, equals: "Queen").map { TrackRow(title: $0.title, seconds: $0.seconds) }
+        }.makeAsyncIterator()
+        #expect(try await queen.next() == [TrackRow(title: "Bohemian Rhapsody", seconds: 355)])
+        try await insertTracks(pool, [("Under Pressure", "Queen", 248)])
+        #expect(try await queen.next()?.map(\.title) == ["Bohemian Rhapsody", "Under Pressure"])
+        try await pool.write { store in
+            let track = try #require(try store.fetch(Track.self, where: \.artist, equals: "Queen").first)
+            track.artist = "Freddie"
+        }
+        #expect(try await queen.next()?.map(\.title) == ["Under Pressure"], "a row that left the query's range")
+        try await pool.close()
+        #expect(try await queen.next() == nil, "close() ends the sequence")
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aCommitOfAnotherClassOrOutsideTheRangeRunsNothing(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        let rows = try await insertTracks(pool, [("Short", "A", 100), ("Long", "B", 400), ("Other", "C", 900)])
+        let account: UInt32 = try await pool.write { store in let account = Account(); store.insert(account); return account.rowID }
+        var long = pool.observe { store in try store.fetch(Track.self, where: \.seconds, in: 300...600).map(\.title) }.makeAsyncIterator()
+        #expect(try await long.next() == ["Long"])
+        let runs = pool.core.hub.runs
+        for i in 0..<10 {
+            try await pool.write { store in try #require(try store.fetch(Account.self, rowID: account)).balance = Int64(i) }
+        }
+        // A track outside the range, staying outside; one outside the range, its title changed.
+        try await pool.write { store in try #require(try store.fetch(Track.self, rowID: rows[0])).seconds = 200 }
+        try await pool.write { store in try #require(try store.fetch(Track.self, rowID: rows[2])).title = "Still other" }
+        #expect(pool.core.hub.runs == runs, "no commit touched what the query read")
+        // A row of the result changed: runs again.
+        try await pool.write { store in try #require(try store.fetch(Track.self, rowID: rows[1])).title = "Longer" }
+        #expect(try await long.next() == ["Longer"])
+        #expect(pool.core.hub.runs == runs + 1)
+        // A row moved into the range: its new index key is in it.
+        try await pool.write { store in try #require(try store.fetch(Track.self, rowID: rows[0])).seconds = 350 }
+        #expect(try await long.next() == ["Short", "Longer"])
+        try await pool.close()
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func everyValueSeesWholeSavesAcrossTwoClasses(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        let rows: (UInt32, UInt32) = try await pool.write { store in
+            let account = Account(); account.balance = 1_000
+            let vault = Vault()
+            store.insert(account); store.insert(vault)
+            return (account.rowID, vault.rowID)
+        }
+        let sums = pool.observe { store in
+            let account = try store.fetch(Account.self, rowID: rows.0)?.balance ?? -1_000_000
+            let vault = try store.fetch(Vault.self, rowID: rows.1)?.balance ?? -1_000_000
+            return (account + vault, vault)
+        }
+        let watcher = Task {
+            var seen: [(Int64, Int64)] = []
+            for try await value in sums {
+                seen.append(value)
+                if value.1 == 100 { break }
+            }
+            return seen
+        }
+        for _ in 0..<100 {
+            try await pool.write { store in
+                try #require(try store.fetch(Account.self, rowID: rows.0)).balance -= 1
+                try #require(try store.fetch(Vault.self, rowID: rows.1)).balance += 1
+            }
+        }
+        let seen = try await watcher.value
+        #expect(seen.allSatisfy { $0.0 == 1_000 }, "never half a transfer")
+        #expect(seen.map(\.1) == seen.map(\.1).sorted(), "in commit order")
+        #expect(seen.last?.1 == 100)
+        try await pool.close()
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func oneObjectFollowsItsChangesAndIsNilOnceDeleted(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        let row = try await insertTracks(pool, [("One", "A", 1)])[0]
+        var titles = pool.observe(Track.self, rowID: row, { track in track.title }).makeAsyncIterator()
+        #expect(try await titles.next() == "One")
+        try await pool.write { store in try #require(try store.fetch(Track.self, rowID: row)).title = "Two" }
+        #expect(try await titles.next() == "Two")
+        let runs = pool.core.hub.runs
+        try await insertTracks(pool, [("Another", "B", 2)])
+        #expect(pool.core.hub.runs == runs, "another row of the class is not this object")
+        try await pool.write { store in store.delete(try #require(try store.fetch(Track.self, rowID: row))) }
+        #expect(try await titles.next() == .some(nil))
+        var missing = pool.observe(Track.self, rowID: 9_999, { $0.title }).makeAsyncIterator()
+        #expect(try await missing.next() == .some(nil), "a row not there yet")
+        try await pool.close()
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aBurstOfCommitsGivesTheLatestValueNotABacklog(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        let account: UInt32 = try await pool.write { store in let account = Account(); store.insert(account); return account.rowID }
+        var balances = pool.observe { store in try store.fetch(Account.self, rowID: account)?.balance ?? -1 }.makeAsyncIterator()
+        #expect(try await balances.next() == 0)
+        // Nobody reads while 2,000 commits land.
+        for i in 1...2_000 {
+            try await pool.write { store in try #require(try store.fetch(Account.self, rowID: account)).balance = Int64(i) }
+        }
+        var received: [Int64] = []
+        while let value = try await balances.next() {
+            received.append(value)
+            if value == 2_000 { break }
+        }
+        #expect(received.count <= 3, "the newest value, not one per commit: \(received.count)")
+        #expect(received == received.sorted())
+        try await pool.close()
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func cancellingOrBreakingEndsTheObservation(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        try await insertTracks(pool, [("One", "A", 1)])
+        for try await _ in pool.observe({ store in try store.count(of: Track.self) }) { break }
+        let task = Task {
+            for try await _ in pool.observe({ store in try store.count(of: Track.self) }) {}
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        try await task.value
+        // Gone from the hub once their consumers went away.
+        for _ in 0..<100 where pool.core.hub.count > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(pool.core.hub.count == 0)
+        try await pool.close()
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aBlockThatThrowsEndsWithItsErrorAndOneThatChangesObjectsIsRefused(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        await #expect(throws: Refused.self) {
+            for try await _ in pool.observe({ _ -> Int in throw Refused() }) {}
+        }
+        let error = await #expect(throws: CabinetError.self) {
+            for try await _ in pool.observe({ store in store.insert(Track("Sneaky", by: "X")) }) {}
+        }
+        #expect(error?.code == .readOnly)
+        #expect(try await pool.read { store in try store.count(of: Track.self) } == 0)
+        // The writer goes on.
+        try await insertTracks(pool, [("After", "A", 1)])
+        try await pool.close()
+    }
+
+    @Test func observingAClosedPoolEndsAtOnce() async throws {
+        let fixture = try LivePoolFixture(.memory)
+        let pool = try fixture.open()
+        try await pool.close()
+        var values = pool.observe { store in try store.count(of: Track.self) }.makeAsyncIterator()
+        #expect(try await values.next() == nil)
+    }
+}
