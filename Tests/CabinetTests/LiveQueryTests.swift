@@ -219,3 +219,35 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
         #expect(try await values.next() == nil)
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct LiveQueryOtherClientTests {
+    /// Another client of the Redis server (another machine, as far as the pool
+    /// can tell): its commits reach the pool's observations through the server's pub/sub.
+    @Test func aRedisClientsCommitsReachAnotherClientsObservations() async throws {
+        let fixture = try LivePoolFixture(.redis)
+        let pool = try fixture.open()
+        try await insertTracks(pool, [("Bohemian Rhapsody", "Queen", 355)])
+        var queen = pool.observe { store in try store.fetch(Track.self, where: \.artist, equals: "Queen").map(\.title) }.makeAsyncIterator()
+        var long = pool.observeResults(Track.self, where: \.seconds, in: 300...600) { $0.title }.makeAsyncIterator()
+        #expect(try await queen.next() == ["Bohemian Rhapsody"])
+        #expect(try await long.next()?.rows == ["Bohemian Rhapsody"])
+
+        let other = try ObjectStore(backend: TestRedis.backend(store: fixture.redisStore))
+        try other.register(Track.self, Account.self, Vault.self)
+        let runs = pool.core.hub.runs
+        other.insert(Account())
+        try other.save()
+        let track = Track("Under Pressure", by: "Queen", seconds: 248)
+        other.insert(track)
+        try other.save()
+        #expect(try await queen.next() == ["Bohemian Rhapsody", "Under Pressure"])
+        #expect(pool.core.hub.runs == runs + 1, "the account's commit ran neither observation")
+        track.seconds = 400
+        try other.save()
+        let update = try #require(try await long.next())
+        #expect(update.rows == ["Bohemian Rhapsody", "Under Pressure"])
+        #expect(update.inserted == [1])
+        other.close()
+        try await pool.close()
+    }
+}

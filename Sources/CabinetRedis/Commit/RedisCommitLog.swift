@@ -7,8 +7,9 @@ import CabinetStorage
 ///
 /// Encoding, all lengths UInt32 big-endian:
 /// `token[16]`, then per table: name length, name, scope (0: the keys that
-/// follow; 1: the whole table; 2: the whole store), key count, each key's
-/// length and bytes. The log is read as untrusted bytes: anything that does
+/// follow; 1: the whole table; 2: the whole store; 3: the keys that follow, in
+/// a table whose saves conflict as whole tables: an index), key count, each
+/// key's length and bytes. The log is read as untrusted bytes: anything that does
 /// not decode is taken as "touched everything", a conflict, never a trap.
 struct RedisCommitLog {
     /// How many saves the log remembers; a process more saves behind has a conflict.
@@ -18,6 +19,12 @@ struct RedisCommitLog {
 
     enum Scope: UInt8 {
         case keys = 0, wholeTable = 1, wholeStore = 2
+        /// An index's keys: listed for live observations (which rows' entries
+        /// changed), yet a save of the same index by another process is a conflict
+        /// whatever keys it changed (a posting block's range depends on its
+        /// neighbours). A reader older than this scope refuses the entry as
+        /// undecodable: a conflict, as it was before, never a missed one.
+        case keysOfWholeTable = 3
     }
 
     struct Entry {
@@ -25,8 +32,13 @@ struct RedisCommitLog {
         /// Table name → its changed keys, or `nil` for the whole table.
         var tables: [String: Set<[UInt8]>?] = [:]
         var wholeStore = false
+        /// Tables whose keys are listed but whose saves conflict as whole tables (scope 3).
+        var conflictsAsWhole: Set<String> = []
 
         init(token: [UInt8]) { self.token = token }
+
+        /// Table `name` conflicts as a whole with any other save of it, its keys still listed.
+        mutating func conflictAsWhole(_ name: String) { conflictsAsWhole.insert(name) }
 
         mutating func touch(_ table: String, keys: some Sequence<[UInt8]>, count: Int) {
             if count > RedisCommitLog.keysPerTable { tables[table] = .some(nil); return }
@@ -41,6 +53,7 @@ struct RedisCommitLog {
         /// Adds what `other` changed to what this entry records.
         mutating func merge(_ other: Entry) {
             if other.wholeStore { wholeStore = true }
+            conflictsAsWhole.formUnion(other.conflictsAsWhole)
             for (name, keys) in other.tables {
                 if let keys { touch(name, keys: keys, count: keys.count + ((tables[name] ?? nil)?.count ?? 0)) } else { touchWhole(name) }
             }
@@ -57,7 +70,7 @@ struct RedisCommitLog {
                 let bytes = Array(name.utf8)
                 append(bytes.count); out.append(contentsOf: bytes)
                 guard let keys else { out.append(Scope.wholeTable.rawValue); append(0); continue }
-                out.append(Scope.keys.rawValue); append(keys.count)
+                out.append((conflictsAsWhole.contains(name) ? Scope.keysOfWholeTable : .keys).rawValue); append(keys.count)
                 for key in keys { append(key.count); out.append(contentsOf: key) }
             }
             return out
@@ -87,7 +100,8 @@ struct RedisCommitLog {
                 switch scope {
                 case .wholeStore: wholeStore = true
                 case .wholeTable: tables[String(decoding: name, as: UTF8.self)] = .some(nil)
-                case .keys:
+                case .keys, .keysOfWholeTable:
+                    if scope == .keysOfWholeTable { conflictsAsWhole.insert(String(decoding: name, as: UTF8.self)) }
                     var keys = Set<[UInt8]>()
                     for _ in 0..<min(count, bytes.count) {
                         guard let length = readLength(), let key = readBytes(length) else { return nil }
@@ -105,7 +119,8 @@ struct RedisCommitLog {
             if wholeStore || other.wholeStore { return "it replaced or removed the whole store" }
             for (name, keys) in tables {
                 guard let theirs = other.tables[name] else { continue }
-                guard let keys, let theirs else { return "both changed the table '\(name)'" }
+                let asWhole = conflictsAsWhole.contains(name) || other.conflictsAsWhole.contains(name)
+                guard let keys, let theirs, !asWhole else { return "both changed the table '\(name)'" }
                 if let shared = keys.first(where: theirs.contains) {
                     return "both changed \(RedisCommitLog.describe(key: shared)) of '\(name)'"
                 }

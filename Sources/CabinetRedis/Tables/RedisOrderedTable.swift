@@ -40,7 +40,8 @@ final class RedisOrderedTable: RedisTable, OrderedStorageTable {
         super.noteCommit(in: &log)
         // An index's keys depend on each other (a posting block's range): another
         // process's save to the same index is a conflict whatever keys it changed.
-        log.touchWhole(name)
+        // The keys are still listed, for observations to tell which entries changed.
+        log.conflictAsWhole(name)
     }
 
     override func appendCommit(to commands: inout [RedisCommand], renaming staging: RedisStagedWrite.Finished?) {
