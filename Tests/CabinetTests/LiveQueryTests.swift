@@ -251,3 +251,71 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
         try await pool.close()
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct StoreLiveQueryTests {
+    private static func open(_ kind: BackendKind, _ directory: TemporaryDirectory, redisStore: String) throws -> ObjectStore {
+        let store: ObjectStore
+        switch kind {
+        case .tokyoCabinet: store = try ObjectStore(path: directory.path + "/store")
+        case .memory: store = try ObjectStore(backend: MemoryBackend())
+        case .redis: store = try ObjectStore(backend: TestRedis.backend(store: redisStore))
+        }
+        try store.register(Track.self, Account.self)
+        return store
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aStoresLiveQueryRunsAfterItsSavesThatChangeIt(_ kind: BackendKind) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Self.open(kind, directory, redisStore: TestRedis.newStoreName())
+        defer { store.close() }
+        let queen = Track("Bohemian Rhapsody", by: "Queen", seconds: 355)
+        store.insert(queen)
+        store.insert(Track("Imagine", by: "John Lennon", seconds: 183))
+        try store.save()
+        var seen: [[String]] = []
+        let observer = try store.observe(Track.self, where: \.artist, equals: "Queen") { tracks in seen.append(tracks.map(\.title)) }
+        var long: [[String]] = []
+        try store.observe(Track.self, where: \.seconds, in: 300...600) { tracks in long.append(tracks.map(\.title)) }
+        var one: [String?] = []
+        try store.observe(Track.self, rowID: queen.rowID) { track in one.append(track?.title) }
+        #expect(seen == [["Bohemian Rhapsody"]] && long == [["Bohemian Rhapsody"]] && one == ["Bohemian Rhapsody"], "at once")
+
+        store.insert(Account())
+        try store.save()
+        #expect(seen.count == 1 && long.count == 1 && one.count == 1, "another class: nothing runs")
+        store.insert(Track("Under Pressure", by: "Queen", seconds: 248))
+        try store.save()
+        #expect(seen.last == ["Bohemian Rhapsody", "Under Pressure"])
+        #expect(long.count == 1 && one.count == 1, "outside the range, another row")
+        queen.title = "Bohemian Rhapsody (live)"
+        try store.save()
+        #expect(seen.count == 3 && long.last == ["Bohemian Rhapsody (live)"] && one.last == "Bohemian Rhapsody (live)")
+        observer.cancel()
+        store.delete(queen)
+        try store.save()
+        #expect(seen.count == 3, "cancelled")
+        #expect(long.last == [] && one.last == .some(nil))
+        // Undo is a change like any other: saved, it is a commit.
+        try store.undoManager.undo()
+        try store.save()
+        #expect(one.last == "Bohemian Rhapsody (live)")
+    }
+
+    @Test func aRedisStoreHearsOfAnotherClientsSavesAtItsNextRefresh() throws {
+        let name = TestRedis.newStoreName()
+        let directory = try TemporaryDirectory()
+        let store = try Self.open(.redis, directory, redisStore: name)
+        defer { store.close() }
+        let other = try Self.open(.redis, directory, redisStore: name)
+        defer { other.close() }
+        var seen: [[String]] = []
+        try store.observe(Track.self, where: \.artist, equals: "Queen") { tracks in seen.append(tracks.map(\.title)) }
+        other.insert(Track("Under Pressure", by: "Queen", seconds: 248))
+        try other.save()
+        // A read takes the save in; the live query hears of it at the refresh.
+        _ = try store.count(of: Account.self)
+        try store.refresh()
+        #expect(seen == [[], ["Under Pressure"]])
+    }
+}

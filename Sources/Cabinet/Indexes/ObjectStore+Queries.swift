@@ -96,20 +96,11 @@ extension ObjectStore {
     /// at most, or below (`including`), `upper` (`nil`: no bound).
     func enumerate<T: StoredObject, V: IndexableValue>(_ type: T.Type, _ keyPath: KeyPath<T, V>, from lower: V.Bound?, to upper: V.Bound?,
                                                        including: Bool, descending: Bool, _ body: (T, inout Bool) throws -> Void) throws {
-        let (entry, declared) = try declaredIndex(type, keyPath, kind: .value)
-        var lowerKey: [UInt8] = [declared.number], upperKey: [UInt8] = [declared.number]
-        do {
-            if let lower { try V.boundBytes(lower, into: &lowerKey) }
-            if let upper { try V.boundBytes(upper, into: &upperKey) }
-        } catch {
-            throw CabinetError.unindexableValue(entry.location(), index: declared.label, reason: error.description)
-        }
-        // Below the next value's bytes includes `upper` (every row of it); below its own excludes it.
-        let end = upper == nil || including ? IndexKeys.keyAfterPrefix(upperKey) : upperKey
+        let (entry, bounds) = try rangeBounds(type, keyPath, from: lower, to: upper, including: including)
         var stop = false
-        try objects(entry, (lowerKey, end), descending: descending) { object, decoded in
+        try objects(entry, bounds, descending: descending) { object, decoded in
             let typed = try ObjectStore.typed(object, as: T.self)
-            if decoded { try vouch(typed, keyPath, within: (lowerKey, end), entry: entry) }
+            if decoded { try vouch(typed, keyPath, within: bounds, entry: entry) }
             try body(typed, &stop)
             return !stop
         }
@@ -165,7 +156,23 @@ extension ObjectStore {
     /// The keys of an index scan: from `lower` up to (not including) `upper`, `nil` for no end.
     typealias IndexBounds = (lower: [UInt8], upper: [UInt8]?)
 
-    private func valueBounds<T: StoredObject, V: IndexableValue>(_ type: T.Type, _ keyPath: KeyPath<T, V>,
+    /// The index keys of the values from `lower` to `upper` (`nil`: no bound), `upper` included or not.
+    func rangeBounds<T: StoredObject, V: IndexableValue>(_ type: T.Type, _ keyPath: KeyPath<T, V>, from lower: V.Bound?, to upper: V.Bound?,
+                                                         including: Bool) throws -> (ClassEntry, IndexBounds) {
+        let (entry, declared) = try declaredIndex(type, keyPath, kind: .value)
+        var lowerKey: [UInt8] = [declared.number], upperKey: [UInt8] = [declared.number]
+        do {
+            if let lower { try V.boundBytes(lower, into: &lowerKey) }
+            if let upper { try V.boundBytes(upper, into: &upperKey) }
+        } catch {
+            throw CabinetError.unindexableValue(entry.location(), index: declared.label, reason: error.description)
+        }
+        // Below the next value's bytes includes `upper` (every row of it); below its own excludes it.
+        let end = upper == nil || including ? IndexKeys.keyAfterPrefix(upperKey) : upperKey
+        return (entry, (lowerKey, end))
+    }
+
+    func valueBounds<T: StoredObject, V: IndexableValue>(_ type: T.Type, _ keyPath: KeyPath<T, V>,
                                                                  equals value: V) throws -> (ClassEntry, IndexBounds) {
         let (entry, declared) = try declaredIndex(type, keyPath, kind: .value)
         var prefix: [UInt8] = [declared.number]

@@ -18,6 +18,16 @@ extension ObjectStore {
     /// changes several files to a journal first, which the next open or save
     /// finishes). See `docs/ARCHITECTURE.md` and `docs/FORMAT.md`.
     public func save() throws {
+        guard !liveObservers.isEmpty else { return try saveChanges() }
+        var committed: WriteBatch?
+        defer {
+            // Once the save is done (decided, if it threw saveNotFinished): its live queries hear of it.
+            runLiveObserversAfterTakeIn(andCommit: committed)
+        }
+        try saveChanges { committed = $0 }
+    }
+
+    private func saveChanges(committedBatch: ((WriteBatch) -> Void)? = nil) throws {
         useDetector.enter("save()")
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("save()") }
@@ -41,6 +51,7 @@ extension ObjectStore {
         if entries.isEmpty && !touchesNamedBuffers { return }
         // In a pool's write block: while no block reads, and the committed batch announced to the pool's subscribers.
         var committed: WriteBatch?
+        defer { if let committed { committedBatch?(committed) } }
         try writingTables(announcing: { committed }) {
             for entry in entries where !entry.inserted.isEmpty {
                 try entry.table.reserveCapacity(try entry.table.recordCount + entry.inserted.count)

@@ -89,6 +89,10 @@ public final class ObjectStore {
     var undoStamp: UndoStamp = 0
     @exclusivity(unchecked) var observers: [(id: Int, handler: (StoreChange) -> Void)] = []
     var nextObserverID = 0
+    /// Live queries of this store (``observe(_:where:equals:_:)``), run again after commits.
+    var liveObservers: [StoreLiveObserver] = []
+    /// Other processes' saves taken in during reads, for the live queries to hear of at the next save or refresh.
+    var takenInForObservers: [OthersSave] = []
     /// Changes gathered during an undo or redo, posted together.
     var pendingChange: ([StoredObject], [StoredObject], [StoredObject])?
 
@@ -327,6 +331,8 @@ public final class ObjectStore {
         defer { useDetector.leave() }
         guard !isClosed else { return }
         isClosed = true
+        // Their handlers may hold objects of this store.
+        liveObservers = []
         let entries = Array(entriesByName.values)
         // Hold every live object so none is freed while others are being dissolved.
         let liveObjects = entries.flatMap { $0.live.allObjects() }

@@ -47,6 +47,7 @@ extension ObjectStore {
         try checkOpen()
         guard let shared = otherWriters else { return }
         try takeInOthersSaves(from: shared, discardingConflicts: discardingConflicts)
+        runLiveObserversAfterTakeIn()
     }
 
     /// Takes in other processes' saves if one was announced (no I/O otherwise).
@@ -64,6 +65,7 @@ extension ObjectStore {
         isTakingInOthersSaves = true
         defer { isTakingInOthersSaves = false }
         let saves = try shared.takeOthersSaves()
+        if !liveObservers.isEmpty { keepForLiveObservers(saves) }
         var stale = StaleRows()
         var discarded = false
         var refreshed = false
