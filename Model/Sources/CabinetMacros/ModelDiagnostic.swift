@@ -5,6 +5,7 @@ import SwiftSyntax
 /// saying what to do.
 enum ModelDiagnostic: DiagnosticMessage {
     case notAClass
+    case notADirectSubclass(String, superclass: String)
     case badVersion(String, String)
     case severalBindings
     case constant(String)
@@ -17,11 +18,17 @@ enum ModelDiagnostic: DiagnosticMessage {
     case transientAndStored(String)
     case notIndexable(String, String)
     case notText(String, String)
+    case fingerprint(FingerprintProblem)
 
     var message: String {
         switch self {
         case .notAClass:
             return "@StoredModel applies to a class that inherits from StoredObject"
+        case .notADirectSubclass(let name, let superclass):
+            return "@StoredModel writes the whole record, so '\(name)' must inherit from StoredObject itself, not from '\(superclass)': "
+                + "the macro cannot see the superclass's stored properties, and a record has one version, the class's, for both. "
+                + "Keep what they share in a class of its own and refer to it (a '\(superclass)?' property), "
+                + "or write this class's read(from:) and write(to:) by hand, calling super's first"
         case .badVersion(let attribute, let text):
             return "\(attribute) takes a version number from 1 to 255, written as a literal, not \(text)"
         case .severalBindings:
@@ -52,10 +59,15 @@ enum ModelDiagnostic: DiagnosticMessage {
             return "'\(name)' of type \(type) cannot be @Indexed: index a value, an optional value or an array of StoredObjects"
         case .notText(let name, let type):
             return "'\(name)' of type \(type) cannot be @FullText: a full-text index reads a String or String?"
+        case .fingerprint(let problem):
+            return problem.message
         }
     }
 
-    var diagnosticID: MessageID { MessageID(domain: "CabinetModel", id: "\(self)".prefix { $0 != "(" }.description) }
+    var diagnosticID: MessageID {
+        if case .fingerprint(let problem) = self { return MessageID(domain: "CabinetModel", id: "fingerprint.\(problem.id)") }
+        return MessageID(domain: "CabinetModel", id: "\(self)".prefix { $0 != "(" }.description)
+    }
     var severity: DiagnosticSeverity { .error }
 }
 
@@ -73,4 +85,10 @@ extension Unstorable {
             return "\(text) has no DataBuffer method (tuples, dictionaries, functions and existentials cannot be stored; use stored properties, arrays and optionals)"
         }
     }
+}
+
+/// A fix-it `@StoredModel` offers, by what it does.
+struct ModelFixIt: FixItMessage {
+    let message: String
+    var fixItID: MessageID { MessageID(domain: "CabinetModel", id: message.prefix { $0 != " " }.description) }
 }

@@ -14,7 +14,8 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
         providingAttributesFor member: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
-        guard declaration.as(ClassDeclSyntax.self)?.inheritanceClause != nil, let variable = member.as(VariableDeclSyntax.self),
+        guard let classDeclaration = declaration.as(ClassDeclSyntax.self), superclass(of: classDeclaration) == nil,
+              let variable = member.as(VariableDeclSyntax.self),
               let property = ModelProperty(variable), property.isTracked else { return [] }
         var attributes: [AttributeSyntax] = variable.hasAttribute("Stored") ? [] : ["@Cabinet.Stored"]
         if let type = property.type, case .success(let coding) = ValueCoding.of(type), coding.isOverloaded {
@@ -33,7 +34,16 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
             context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.notAClass))
             return []
         }
+        if let superclass = superclass(of: classDeclaration) {
+            context.diagnose(Diagnostic(node: superclass, message: ModelDiagnostic.notADirectSubclass(
+                classDeclaration.name.trimmedDescription, superclass: superclass.trimmedDescription)))
+            return []
+        }
         guard let version = classVersion(node, in: context) else { return [] }
+        let report = { (node: Syntax, problem: FingerprintProblem, fixIts: [FixIt]) in
+            context.diagnose(Diagnostic(node: node, message: ModelDiagnostic.fingerprint(problem), fixIts: fixIts))
+        }
+        let fingerprints = DeclaredFingerprints.parse(node, report: report)
         var properties: [(ModelProperty, ValueCoding)] = []
         var valid = true
         for member in classDeclaration.memberBlock.members {
@@ -51,6 +61,14 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
             className: classDeclaration.name.trimmedDescription, version: version, properties: properties,
             access: accessModifier(of: classDeclaration))
         let declared = declaredMembers(of: classDeclaration)
+        if let fingerprints {
+            if declared.contains("write") {
+                report(Syntax(fingerprints.expression), .ownWrite(model.className), [])
+            } else {
+                // Reported, but the members are still written: the layout error is then the only one.
+                fingerprints.check(against: model, report: report)
+            }
+        }
         var members: [DeclSyntax] = []
         members.append(model.readMethod(override: !declared.contains("read")))
         if !declared.contains("write") { members.append(model.writeMethod) }
@@ -71,6 +89,16 @@ public struct StoredModelMacro: MemberMacro, MemberAttributeMacro {
             return nil
         }
         return version
+    }
+
+    /// The class's superclass when it is not `StoredObject`: `@StoredModel`
+    /// writes whole records, so it takes only a direct subclass. (Swift lists
+    /// the superclass first, so the first inherited type is either it or a protocol.)
+    private static func superclass(of declaration: ClassDeclSyntax) -> TypeSyntax? {
+        guard let first = declaration.inheritanceClause?.inheritedTypes.first?.type else { return nil }
+        let name = first.trimmedDescription
+        if ["StoredObject", "Cabinet.StoredObject", "CabinetModel.StoredObject"].contains(name) { return nil }
+        return first
     }
 
     /// `open` or `public` for the generated overrides of an open or public class, else nothing.

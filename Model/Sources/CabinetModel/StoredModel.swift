@@ -28,10 +28,31 @@
 /// version its records were written in throws: a stored property removed or
 /// moved without `@Removed(in:)` or `@Since(_:)` is found when the store
 /// opens, before a record is misread.
+///
+/// Declare them with `fingerprints:` to have such a change refused by the
+/// compiler instead: the macro compares each declared version's fingerprint with
+/// the layout it reads from the properties, and a difference is an error (for
+/// the class's own version, with a fix-it that declares the new fingerprint, for
+/// a version no store holds records of yet). A class's version missing from
+/// `fingerprints:` is an error whose fix-it declares it; start with `[:]`.
+///
+/// ```swift
+/// @StoredModel(version: 2, fingerprints: [1: 0x620750CB, 2: 0xCC61FC52])
+/// final class Album: StoredObject {
+///     var name = ""
+///     var songs: [Song] = []
+///     @Since(2) var year: UInt16 = 0
+/// }
+/// ```
+///
+/// The class inherits from `StoredObject` itself: a subclass of another
+/// stored class is an error, since the macro cannot see the superclass's
+/// properties and a record has a single version.
 @attached(member, names: named(read(from:)), named(readStoredProperties(from:)), named(write(to:)), named(version), named(indexes),
           named(layoutFingerprints))
 @attached(memberAttribute)
-public macro StoredModel(version: UInt8 = 1) = #externalMacro(module: "CabinetMacros", type: "StoredModelMacro")
+public macro StoredModel(version: UInt8 = 1, fingerprints: [UInt8: UInt32] = [:]) =
+    #externalMacro(module: "CabinetMacros", type: "StoredModelMacro")
 
 /// A value index on the property (`StoredIndex.value`), or a references
 /// index on an array of objects (`StoredIndex.references`).

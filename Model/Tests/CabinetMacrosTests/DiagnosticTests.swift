@@ -195,4 +195,60 @@ struct DiagnosticTests {
             """
         }
     }
+
+    @Test func aSubclassOfAnotherStoredClassIsAnError() {
+        assertMacro {
+            """
+            @StoredModel
+            final class Single: Song {
+                var bSide = ""
+            }
+            """
+        } diagnostics: {
+            """
+            @StoredModel
+            final class Single: Song {
+                                ┬───
+                                ╰─ 🛑 @StoredModel writes the whole record, so 'Single' must inherit from StoredObject itself, not from 'Song': the macro cannot see the superclass's stored properties, and a record has one version, the class's, for both. Keep what they share in a class of its own and refer to it (a 'Song?' property), or write this class's read(from:) and write(to:) by hand, calling super's first
+                var bSide = ""
+            }
+            """
+        }
+    }
+
+    @Test func theSuperclassMayBeSpelledWithItsModule() {
+        assertMacro {
+            """
+            @StoredModel
+            final class Single: Cabinet.StoredObject {
+                var bSide = ""
+            }
+            """
+        } expansion: {
+            """
+            final class Single: Cabinet.StoredObject {
+                @Cabinet.Stored
+                var bSide = ""
+
+                override func read(from buffer: inout Cabinet.DataBuffer) throws {
+                    self.bSide = try buffer.readString()
+                }
+
+                override func write(to buffer: inout Cabinet.DataBuffer) {
+                    buffer.writeString(self.bSide)
+                }
+
+                override class var version: UInt8 {
+                    1
+                }
+
+                override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0x604F4858,  // String
+                    ]
+                }
+            }
+            """
+        }
+    }
 }

@@ -28,8 +28,9 @@ final class LampWithoutName: StoredObject {
 }
 
 /// The same swap, declared: version 2 moves the watts first, and the old place
-/// stays, removed in 2, so version-1 records read as they were written.
-@StoredModel(version: 2)
+/// stays, removed in 2, so version-1 records read as they were written. Its
+/// layouts are declared too, so that the compiler checks them.
+@StoredModel(version: 2, fingerprints: [1: 0x4A84_163B, 2: 0x2182_4793])
 final class LampVersion2: StoredObject {
     override class var storedName: String { "Lamp" }
     @Since(2) var watts: UInt16 = 0
@@ -96,6 +97,12 @@ final class SpelledNarrower: StoredObject {
         #expect(LampVersion2.layoutFingerprints[1] == Lamp.layoutFingerprints[1])
         #expect(LampVersion2.layoutFingerprints[2] == LampReordered.layoutFingerprints[1])
         #expect(HandLamp.layoutFingerprints.isEmpty)
+    }
+
+    @Test func declaredFingerprintsAreTheOnesTheStoreKeeps() {
+        // The compiler accepted the declaration, so it is the layout the macro read; the store gets the same numbers.
+        #expect(LampVersion2.layoutFingerprints == [1: 0x4A84_163B, 2: 0x2182_4793])
+        #expect(LampVersion2.layoutFingerprints[1] == Lamp.layoutFingerprints[1])
     }
 
     @Test func spellingsThatWriteTheSameBytesAreOneLayout() {
