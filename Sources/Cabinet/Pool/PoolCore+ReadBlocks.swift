@@ -20,13 +20,16 @@ extension PoolCore {
             holdingLock?()
             recorder?.isRecording = true
             defer { recorder?.isRecording = false }
-            let result = try block(store)
+            // A read-only pool's block: one committed state of the writer in another process, throughout.
+            let result = try store.coordinatesReads ? store.reading { try block(store) } : block(store)
             if store.hasUnsavedChanges {
                 let what = recorder == nil ? "a StorePool read block" : "an observation's block"
                 throw CabinetError.readOnly(path: store.path, reason: "\(what) changed objects, which are not saved; change them in pool.write { } instead")
             }
             return result
         }
-        return try concurrent ? lock.reading(run) : lock.writing(run)
+        // A read-only pool's block: the context, too, is made on the writer's last commit.
+        let committed = { self.template.root.coordinatesReads ? try self.template.backend.services.withCommittedState(run) : try run() }
+        return try concurrent ? lock.reading(committed) : lock.writing(committed)
     }
 }

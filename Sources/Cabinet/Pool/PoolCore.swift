@@ -223,8 +223,12 @@ final class PoolCore: Sendable {
     /// Publishes the saves of other processes, on a backend several processes
     /// write (``OtherWritersBackend``), as the backend hears of them.
     func publishOthersSaves() {
-        guard let shared = template.backend as? any OtherWritersBackend else { return }
         let classes = Set(template.classes.map(\.name))
+        if let watched = template.backend as? any CommitWatchingBackend {
+            // A read-only pool over a store a writer in another process changes.
+            watched.watchCommits { [weak self] save in self?.publish(SaveSummary(othersSave: save, classes: classes), fromAnotherProcess: true) }
+        }
+        guard let shared = template.backend as? any OtherWritersBackend else { return }
         shared.observeOthersSaves { [weak self] save in
             // A save of no row and no named buffer (a reservation of row IDs in a
             // metadata row) is not numbered as a change; observations still test it.

@@ -69,8 +69,29 @@ public final class StorePool: Sendable {
     /// ``ObjectStore/register(_:)-2cr9y`` throw.
     public convenience init(path: String, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
                             logger: Logger = ObjectStore.defaultLogger) throws {
+        try self.init(path: path, readOnly: false, classes: classes, options: options, logger: logger)
+    }
+
+    /// Opens the store directory at `path` read-only, or for writing, and registers `classes`.
+    ///
+    /// ```swift
+    /// // In another process than the store's writer: live values of its commits.
+    /// let pool = try StorePool(path: "/var/lib/notes", readOnly: true, classes: [Note.self])
+    /// for try await count in pool.observe({ store in try store.count(of: Note.self) }) { print(count) }
+    /// ```
+    /// A read-only pool shares the store with a writer in another process (an
+    /// ``ObjectStore`` or pool): each block sees whole saves of it, and live
+    /// observations (``observe(_:)``) run again within moments of each of its
+    /// commits, which it announces (docs/FORMAT.md, "Commit announcements").
+    /// Its blocks run one at a time, each holding the store's commit lock shared
+    /// (the writer waits for the block running when it commits: keep blocks short).
+    /// Write blocks throw ``/CabinetStorage/CabinetError/readOnly(path:reason:)``.
+    public convenience init(path: String, readOnly: Bool, classes: [StoredObject.Type], options: ObjectStore.Options = ObjectStore.Options(),
+                            logger: Logger = ObjectStore.defaultLogger) throws {
         var tuning = TokyoCabinetBackend.Options()
-        tuning.concurrentReads = true
+        tuning.readOnly = readOnly
+        tuning.createIfMissing = !readOnly
+        tuning.concurrentReads = !readOnly
         try self.init(backend: TokyoCabinetBackend(directory: path, options: tuning), classes: classes, options: options, logger: logger)
     }
 
@@ -102,7 +123,9 @@ public final class StorePool: Sendable {
             throw error
         }
         path = backend.path
-        let concurrent = (backend as? any ConcurrentReadingBackend)?.allowsConcurrentReads ?? false
+        // A read-only pool's blocks each hold the store's commit lock shared, and bring the
+        // backend's handles up to the other process's last commit: one at a time.
+        let concurrent = !backend.services.isReadOnly && ((backend as? any ConcurrentReadingBackend)?.allowsConcurrentReads ?? false)
         core = PoolCore(template: ContextTemplate(root: root), concurrent: concurrent)
         core.publishOthersSaves()
     }

@@ -252,7 +252,8 @@ public final class ObjectStore {
         otherWriters = nil
         rowReservations = template.root.rowReservations
         listRootsWritten = template.root.listRootsWritten
-        coordinatesReads = false
+        // A read-only pool's: its writer is another process (see ``PoolCore/runReadBlock(_:recorder:holdingLock:)``).
+        coordinatesReads = template.root.coordinatesReads
         undoManager.store = self
         undoManager.isEnabled = false
         poolAuxiliaryTables = template.auxiliaryTables

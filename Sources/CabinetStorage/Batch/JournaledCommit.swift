@@ -32,6 +32,8 @@ package final class JournaledCommit: Sendable {
         let tableCount = batch.tableNames.count { batch.changes(ofTable: $0) != nil }
         guard tableCount > 0 else { return }
         let services = backend.services
+        // Announced to readers in other processes when the commit lock is let go, even if it failed part way.
+        (services as? any AnnouncesCommits)?.willCommit(tables: batch.tableNames)
         guard services.needsJournal, tableCount > 1 else {
             // One table, or tables the backend commits together (Redis): no journal.
             do {
@@ -85,6 +87,7 @@ package final class JournaledCommit: Sendable {
             return nil
         }
         let location = RecordLocation(file: services.journalLocation)
+        (services as? any AnnouncesCommits)?.willChangeEverything()
         do {
             try applyInTransactions(to: backend) { table in
                 // Records come table by table: the last table is asked for first.

@@ -45,6 +45,9 @@ final class CommitLock {
     /// takes the commit lock on its writer's thread while its closing, on another
     /// thread, may take it as the writer lets go. Recursive, as the calls nest.
     private let inProcess = NSRecursiveLock()
+    /// The writer's announcements of its commits to readers in other processes
+    /// (``CommitAnnouncements``), made as each outermost hold ends.
+    private(set) var announcer: CommitAnnouncer?
 
     private init(descriptor: Int32, turn: Int32, exclusive: Bool, path: String) {
         self.descriptor = descriptor
@@ -66,7 +69,9 @@ final class CommitLock {
             closeDescriptor(fd)
             throw error
         }
-        return CommitLock(descriptor: fd, turn: turn, exclusive: true, path: path + "/" + fileName)
+        let lock = CommitLock(descriptor: fd, turn: turn, exclusive: true, path: path + "/" + fileName)
+        lock.announcer = CommitAnnouncer(directory: directory)
+        return lock
     }
 
     private static func openOrCreate(_ name: String, in directory: Int32, path: String) throws -> Int32 {
@@ -131,6 +136,8 @@ final class CommitLock {
         depth = 1
         defer {
             depth = 0
+            // Before readers come in: one that hears of it then waits for this unlock.
+            announcer?.announce()
             _ = flock(descriptor, LOCK_UN)
         }
         try whenTaken()
@@ -155,6 +162,8 @@ final class CommitLock {
         defer { inProcess.unlock() }
         if turn >= 0 { closeDescriptor(turn) }
         turn = -1
+        announcer?.close()
+        announcer = nil
         guard descriptor >= 0 else { return }
         closeDescriptor(descriptor)
         descriptor = -1

@@ -66,3 +66,20 @@ public struct OthersSave: Sendable, Equatable {
         self.wholeStore = wholeStore
     }
 }
+
+/// A backend whose store another process writes while this open only reads
+/// it (a read-only open of a store directory whose writer is elsewhere): it
+/// tells when that writer commits, so that live observations run again without
+/// polling. What a commit changed comes as an ``OthersSave`` whose tables are
+/// listed whole (the writer announces which tables, not which keys).
+///
+/// ```swift
+/// (backend as? any CommitWatchingBackend)?.watchCommits { save in print(save.tables.keys) }
+/// ```
+public protocol CommitWatchingBackend: StorageBackend {
+    /// Calls `handler`, on a thread of the backend's, after each commit of
+    /// another process, in order; one handler at a time (a new call replaces
+    /// it); `nil` stops. A commit the backend could not tell apart from others
+    /// comes as a change of the whole store.
+    func watchCommits(_ handler: (@Sendable (OthersSave) -> Void)?)
+}

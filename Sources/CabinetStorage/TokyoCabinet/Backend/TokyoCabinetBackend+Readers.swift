@@ -31,3 +31,30 @@ extension TokyoCabinetBackend {
         }
     }
 }
+
+extension TokyoCabinetBackend: CommitWatchingBackend {
+    /// A read-only open calls `handler` after each commit the writer (in
+    /// another process) announces in `.cabinet-commits`, on a thread of its own,
+    /// within moments of the commit, without polling the store (inotify; see
+    /// docs/FORMAT.md, "Commit announcements"). A writable open, which makes
+    /// the commits itself, calls it never. `nil` stops.
+    public func watchCommits(_ handler: (@Sendable (OthersSave) -> Void)?) {
+        commitWatcher?.stop()
+        commitWatcher = nil
+        guard let handler, options.readOnly else { return }
+        commitWatcher = CommitWatcher(directory: path) { tables in
+            guard let tables else { return handler(OthersSave(tables: [:], wholeStore: true)) }
+            handler(OthersSave(tables: Dictionary(uniqueKeysWithValues: tables.map { ($0, Set<[UInt8]>?.none) })))
+        }
+    }
+}
+
+extension TokyoCabinetBackend: AnnouncesCommits {
+    package func willCommit(tables names: [String]) {
+        lock?.commits?.announcer?.changed(tables: names)
+    }
+
+    package func willChangeEverything() {
+        lock?.commits?.announcer?.changedAll()
+    }
+}

@@ -79,6 +79,8 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     let journalProbe: TokyoCabinetJournalProbe
     /// Batches that change several files go through the journal.
     let commits = JournaledCommit()
+    /// A reader's watch on the writer's commit announcements (``watchCommits(_:)``).
+    var commitWatcher: CommitWatcher?
 
     /// Opens the store directory at `directory` (creating it if missing, unless
     /// `options` say otherwise) and locks it.
@@ -227,6 +229,8 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     }
 
     public func close() {
+        commitWatcher?.stop()
+        commitWatcher = nil
         // By name: the same system calls in the same order at every run (the kill-point harness counts them).
         let closeTables = { for name in self.tables.keys.sorted() { self.tables[name]?.close() } }
         // With the commit lock: an index file's close logs its header for a moment,
