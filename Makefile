@@ -62,6 +62,7 @@ demo: deps
 	$(SWIFT) build -c release --product Versioning
 	$(SWIFT) build -c release --product PoolExample
 	$(SWIFT) build -c release --product QueriesExample
+	$(SWIFT) build -c release --product LiveDataExample
 	$(SWIFT) build -c release --product RedisExample
 	@Examples/Playlists/demo.sh "$$($(SWIFT) build -c release --show-bin-path)" "$$($(SWIFT) build $(MODEL) --show-bin-path)"
 

@@ -89,6 +89,11 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Examples/Queries"
         ),
+        .executableTarget(
+            name: "LiveDataExample",
+            dependencies: ["Cabinet"],
+            path: "Examples/LiveData"
+        ),
         // An app's code that imports Cabinet and nothing else: it builds only while every
         // app-facing type is reachable from `import Cabinet` (docs/PUBLIC-API.md).
         .target(

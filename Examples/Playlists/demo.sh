@@ -42,3 +42,6 @@ echo "== Examples/StorePool: the StorePool sample of docs/SERVICES.md (store: /t
 echo
 echo "== Examples/Queries: the queries sample of docs/GUIDE.md (indexes and full-text search)"
 "$bin/QueriesExample"
+echo
+echo "== Examples/LiveData: the live-data samples of docs/SERVICES.md (observations while write blocks change the store)"
+"$bin/LiveDataExample"
