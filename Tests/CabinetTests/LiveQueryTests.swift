@@ -320,3 +320,21 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
         #expect(seen == [[], ["Under Pressure"]])
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct LiveQueryDuplicateTests {
+    @Test(arguments: BackendKind.allCases)
+    func removingDuplicatesDeliversOnlyValuesThatDiffer(_ kind: BackendKind) async throws {
+        let fixture = try LivePoolFixture(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        let pool = try fixture.open()
+        let row = try await insertTracks(pool, [("One", "Queen", 100)])[0]
+        let titles = pool.observe { store in try store.fetch(Track.self, where: \.artist, equals: "Queen").map(\.title) }
+        var values = titles.removingDuplicates().makeAsyncIterator()
+        #expect(try await values.next() == ["One"])
+        // Runs again (a row of its result changed), but the titles are the same: nothing delivered.
+        try await pool.write { store in try #require(try store.fetch(Track.self, rowID: row)).seconds = 200 }
+        try await pool.write { store in try #require(try store.fetch(Track.self, rowID: row)).title = "Two" }
+        #expect(try await values.next() == ["Two"])
+        try await pool.close()
+    }
+}

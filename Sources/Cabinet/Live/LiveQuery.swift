@@ -25,9 +25,31 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
     /// Runs the query once in `store`, recording into the recorder.
     let evaluate: @Sendable (_ store: ObjectStore, _ recorder: RegionRecorder) throws -> Value
     let hashesValues: Bool
+    /// Whether a run whose value equals the last run's delivers nothing (``removingDuplicates()``).
+    var skipsRepeats: (@Sendable (Value, Value) -> Bool)?
+
+    init(core: PoolCore, evaluate: @escaping @Sendable (ObjectStore, RegionRecorder) throws -> Value, hashesValues: Bool) {
+        self.core = core
+        self.evaluate = evaluate
+        self.hashesValues = hashesValues
+    }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: ObservationStream.start(core: core, hashesValues: hashesValues, evaluate).makeAsyncIterator())
+        Iterator(base: ObservationStream.start(core: core, hashesValues: hashesValues, skipping: skipsRepeats, evaluate).makeAsyncIterator())
+    }
+
+    /// The same query, delivering a value only when it differs from the one
+    /// before: a commit that changed what the block read, but not what it made of
+    /// it (a property the rows leave out), delivers nothing.
+    ///
+    /// ```swift
+    /// let titles = pool.observe { store in try store.fetch(Song.self, where: \.artist, equals: "Queen").map(\.title) }
+    /// for try await list in titles.removingDuplicates() { print(list) }
+    /// ```
+    public func removingDuplicates() -> LiveQuery<Value> where Value: Equatable {
+        var query = self
+        query.skipsRepeats = { $0 == $1 }
+        return query
     }
 
     /// Waits for the query's next value.
@@ -45,9 +67,10 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
 enum ObservationStream {
     /// Registers an observation with the pool's hub and returns the stream of
     /// its values: at most one waits to be read (the newest).
-    static func start<Value: Sendable>(core: PoolCore, hashesValues: Bool,
+    static func start<Value: Sendable>(core: PoolCore, hashesValues: Bool, skipping isRepeat: (@Sendable (Value, Value) -> Bool)?,
                                        _ evaluate: @escaping @Sendable (ObjectStore, RegionRecorder) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
+        let last = isRepeat.map { _ in LastValue<Value>() }
         let hub = core.hub
         let id = hub.reserveID()
         continuation.onTermination = { _ in hub.cancel(id) }
@@ -61,6 +84,10 @@ enum ObservationStream {
             defer { core.leave() }
             do {
                 let value = try core.runReadBlock({ store in try evaluate(store, recorder) }, recorder: recorder, holdingLock: seen)
+                if let isRepeat, let last {
+                    defer { last.value = value }
+                    if let previous = last.value, isRepeat(previous, value) { return true }
+                }
                 // Its consumer gone (before it was registered): the observation ends.
                 if case .terminated = continuation.yield(value) { return false }
                 return true
@@ -71,4 +98,10 @@ enum ObservationStream {
         }, finish: { continuation.finish() })
         return stream
     }
+}
+
+/// The last value an observation computed, for ``LiveQuery/removingDuplicates()``:
+/// its runs are one at a time (the hub's lock orders them), hence `@unchecked Sendable`.
+private final class LastValue<Value>: @unchecked Sendable {
+    var value: Value?
 }
