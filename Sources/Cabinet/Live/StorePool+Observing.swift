@@ -60,7 +60,7 @@ extension StorePool {
     /// }
     /// ```
     /// The rows are in the index's order (equal values by row ID), as
-    /// ``ObjectStore/fetch(_:where:in:limit:descending:)`` returns them. The
+    /// ``ObjectStore/fetch(_:where:in:limit:descending:)-(_,_,ClosedRange<V.Bound>,_,_)`` returns them. The
     /// first update lists every row as inserted. A row that moved is deleted
     /// and inserted. See ``ResultsUpdate``.
     public func observeResults<T: StoredObject, V: IndexableValue, Row: Sendable>(
