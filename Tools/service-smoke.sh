@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make service-smoke: every route of both notes services (Examples/NotesService),
-# through curl on loopback, then a graceful stop (SIGTERM; the store logs that it closed)
-# and a restart that still has the data.
+# through curl on loopback (the Cabinet service's live stream too), then a graceful
+# stop (SIGTERM, with a live stream open; the store logs that it closed) and a
+# restart that still has the data.
 set -euo pipefail
 source "$(dirname "$0")/service-bench/common.sh"
 command -v curl >/dev/null || { echo "curl is missing: apt-get install -y curl"; exit 1; }
@@ -40,6 +41,22 @@ for service in $SERVICES; do
     check "get the update" 200 GET "/notes/$first" "" '"title":"B"'
     check "append to the notebook" 201 POST "/notebooks/$notebook/notes" '{"title":"C","body":"c"}' "\"notebook\":$notebook"
     second="$(json_field "$BODY" id)"
+    if [ "$service" = notes-service ]; then
+        # The live route (Cabinet only): a watcher sees the snapshot, then the note another client appends.
+        curl -sN --max-time 10 "http://127.0.0.1:$SERVICE_PORT/notebooks/$notebook/live" >"$WORK/live" &
+        watcher=$!
+        sleep 0.5
+        check "append while a client watches" 201 POST "/notebooks/$notebook/notes" '{"title":"Watched","body":"w"}'
+        sleep 0.5
+        kill "$watcher" 2>/dev/null || true
+        wait "$watcher" 2>/dev/null || true
+        if grep -q '^event: snapshot' "$WORK/live" && grep -q '^event: change' "$WORK/live" && grep -q '"title":"Watched"' "$WORK/live"; then
+            PASSED=$((PASSED + 1))
+        else
+            FAILED=$((FAILED + 1)); echo "  FAILED: the live stream did not show the snapshot and the appended note:"; cat "$WORK/live"
+        fi
+        check "a missing notebook's live stream" 404 GET /notebooks/999999/live
+    fi
     check "the notebook counts it" 200 GET "/notebooks/$notebook" "" '"noteCount":1'
     check "the notebook lists it" 200 GET "/notebooks/$notebook/notes?limit=5" "" "\"id\":$second"
     check "a page of one" 200 GET "/notes?limit=1" "" "\"next\":$first"
@@ -53,7 +70,22 @@ for service in $SERVICES; do
     check "append to a missing notebook" 404 POST /notebooks/999999/notes '{"title":"X","body":"x"}'
     check "a bad limit" 400 GET "/notes?limit=0"
     check "a body that is not a note" 400 POST /notes '{"title":1}'
+    watcher=""
+    if [ "$service" = notes-service ]; then
+        # A live stream still open at SIGTERM: the service ends it cleanly and stops.
+        curl -sN --max-time 20 "http://127.0.0.1:$SERVICE_PORT/notebooks/$notebook/live" >"$WORK/live" &
+        watcher=$!
+        sleep 0.5
+    fi
     if stop_service; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); echo "  FAILED: SIGTERM exit status"; fi
+    if [ -n "$watcher" ]; then
+        # curl exits 0 for a complete response (18 for one cut off, 28 if it ran out its time).
+        if wait "$watcher"; then
+            PASSED=$((PASSED + 1))
+        else
+            FAILED=$((FAILED + 1)); echo "  FAILED: the live stream open at SIGTERM did not end cleanly (curl $?)"
+        fi
+    fi
     # The store's service logs "closed" after closing it, and is the last service the group stops.
     if tail -1 "$WORK/$service.log" | grep -q "closed"; then
         PASSED=$((PASSED + 1))
