@@ -7,6 +7,7 @@ import NIOHTTP1
 import NotesAPI
 @testable import NotesServiceCabinet
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// The Cabinet notes service in this process: the group `notes-service` runs
@@ -18,13 +19,15 @@ final class RunningService: Sendable {
     let directory: String
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
+    private let stopped: Flag
 
-    private init(notes: CabinetNotes, port: Int, directory: String, group: ServiceGroup, running: Task<Void, any Error>) {
+    private init(notes: CabinetNotes, port: Int, directory: String, group: ServiceGroup, running: Task<Void, any Error>, stopped: Flag) {
         self.notes = notes
         self.port = port
         self.directory = directory
         self.group = group
         self.running = running
+        self.stopped = stopped
     }
 
     /// Opens a store (in `directory`, or a new one) and serves it until ``shutdown()``.
@@ -41,20 +44,31 @@ final class RunningService: Sendable {
             listening.yield(port)
             listening.finish()
         }
-        let running = Task { try await group.run() }
+        let stopped = Flag()
+        let running = Task {
+            defer { stopped.set() }
+            try await group.run()
+        }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
             try await running.value
             throw HTTPClientError.remoteConnectionClosed
         }
-        return RunningService(notes: notes, port: port, directory: directory, group: group, running: running)
+        return RunningService(notes: notes, port: port, directory: directory, group: group, running: running, stopped: stopped)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
-    /// Graceful shutdown, as SIGTERM starts it: the app drains, then the pool closes. Returns when the group has.
-    func shutdown() async throws {
+    /// Graceful shutdown, as SIGTERM starts it: the app drains, then the pool
+    /// closes. Returns when the group has; if it has not within `seconds` (a
+    /// stream the drain waits for), cancels it, as a second SIGTERM would, and throws.
+    func shutdown(within seconds: Double = 10) async throws {
         await group.triggerGracefulShutdown()
+        guard await eventually(within: seconds, { stopped.isSet }) else {
+            running.cancel()
+            _ = await running.result
+            throw ShutdownTimedOut(seconds: seconds)
+        }
         try await running.value
     }
 
@@ -76,6 +90,18 @@ final class RunningService: Sendable {
     deinit {
         try? FileManager.default.removeItem(atPath: directory)
     }
+}
+
+/// A flag one task sets and others read.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
+
+/// The service did not stop within its time after graceful shutdown began.
+struct ShutdownTimedOut: Error {
+    let seconds: Double
 }
 
 /// One request, its whole body read.
@@ -192,6 +218,13 @@ final class LiveConnection: Sendable {
     func close() async {
         await reader.value
         try? await client.shutdown()
+    }
+
+    /// A test that failed before ``disconnect()`` still lets the client go
+    /// (its deinit traps if it was never shut down); a second shutdown only fails.
+    deinit {
+        reader.cancel()
+        _ = client.shutdown()
     }
 }
 
