@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := libtokyocabinet-dev zlib1g-dev tokyocabinet-bin libsqlite3-dev libhiredis-dev redis-server redis-tools
 
-.PHONY: all deps service-deps build tools install package-graph public-api docs demo test asan tsan torture crashpoints fuzz fuzz-files fuzz-decoders fuzz-redis speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-bench clean
+.PHONY: all deps service-deps build tools install package-graph public-api docs demo test asan tsan torture crashpoints fuzz fuzz-files fuzz-decoders fuzz-redis speedtest speedtest-quick speedtest-10m speedtest-redis service-smoke service-test service-bench clean
 
 all: build
 
@@ -192,13 +192,17 @@ speedtest-redis: deps
 
 # The notes service (Examples/NotesService, its own package: Hummingbird is built
 # only here, never by `make test`). service-smoke curls every route of both
-# services; service-bench loads them with wrk against each other (BENCHMARKS.md).
+# services; service-test runs the package's tests (the live route, driven with
+# async-http-client); service-bench loads them with wrk against each other (BENCHMARKS.md).
 SERVICE_APT_PACKAGES := wrk curl python3
 service-deps: deps
 	@Tools/apt-install.sh "The service targets" $(SERVICE_APT_PACKAGES)
 
 service-smoke: service-deps
 	Tools/service-smoke.sh
+
+service-test: deps
+	$(SWIFT) test --package-path Examples/NotesService
 
 service-bench: service-deps
 	Tools/service-bench.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make service-smoke: every route of both notes services (Examples/NotesService),
-# through curl on loopback, then a graceful stop (SIGTERM; the store logs that it closed)
-# and a restart that still has the data.
+# through curl on loopback (the Cabinet service's live stream too), then a graceful
+# stop (SIGTERM, with a live stream open; the store logs that it closed) and a
+# restart that still has the data.
 set -euo pipefail
 source "$(dirname "$0")/service-bench/common.sh"
 command -v curl >/dev/null || { echo "curl is missing: apt-get install -y curl"; exit 1; }
@@ -47,13 +48,47 @@ for service in $SERVICES; do
     check "delete the appended note" 204 DELETE "/notes/$second"
     check "it is gone" 404 GET "/notes/$second"
     check "and gone from the notebook" 200 GET "/notebooks/$notebook" "" '"noteCount":0'
+    if [ "$service" = notes-service ]; then
+        # The live route (Cabinet only): a watcher sees the snapshot, then the note another client appends.
+        curl -sN --max-time 10 "http://127.0.0.1:$SERVICE_PORT/notebooks/$notebook/live" >"$WORK/live" &
+        watcher=$!
+        sleep 0.5
+        check "append while a client watches" 201 POST "/notebooks/$notebook/notes" '{"title":"Watched","body":"w"}'
+        sleep 0.5
+        kill "$watcher" 2>/dev/null || true
+        wait "$watcher" 2>/dev/null || true
+        if grep -q '^event: snapshot' "$WORK/live" && grep -q '^event: change' "$WORK/live" && grep -q '"title":"Watched"' "$WORK/live"; then
+            PASSED=$((PASSED + 1))
+        else
+            FAILED=$((FAILED + 1)); echo "  FAILED: the live stream did not show the snapshot and the appended note:"; cat "$WORK/live"
+        fi
+        check "a missing notebook's live stream" 404 GET /notebooks/999999/live
+    fi
     check "a missing note" 404 GET /notes/999999
     check "update a missing note" 404 PUT /notes/999999 '{"title":"X","body":"x"}'
     check "delete a missing note" 404 DELETE /notes/999999
     check "append to a missing notebook" 404 POST /notebooks/999999/notes '{"title":"X","body":"x"}'
     check "a bad limit" 400 GET "/notes?limit=0"
     check "a body that is not a note" 400 POST /notes '{"title":1}'
+    watcher=""
+    if [ "$service" = notes-service ]; then
+        # A live stream still open at SIGTERM: the service ends it cleanly and stops
+        # (were the drain to wait for it, curl would give up after 20 s and exit 28).
+        curl -sN --max-time 20 "http://127.0.0.1:$SERVICE_PORT/notebooks/$notebook/live" >"$WORK/live" &
+        watcher=$!
+        sleep 0.5
+    fi
     if stop_service; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); echo "  FAILED: SIGTERM exit status"; fi
+    if [ -n "$watcher" ]; then
+        # curl exits 0 for a complete response (18 for one cut off, 28 if it ran out its time).
+        curl_status=0
+        wait "$watcher" || curl_status=$?
+        if [ "$curl_status" = 0 ]; then
+            PASSED=$((PASSED + 1))
+        else
+            FAILED=$((FAILED + 1)); echo "  FAILED: the live stream open at SIGTERM did not end cleanly (curl exited $curl_status)"
+        fi
+    fi
     # The store's service logs "closed" after closing it, and is the last service the group stops.
     if tail -1 "$WORK/$service.log" | grep -q "closed"; then
         PASSED=$((PASSED + 1))

@@ -22,6 +22,8 @@ let package = Package(
         // Hummingbird runs on it already; named here because the services put their store
         // beside the app in one ServiceGroup, closed after the app has drained on SIGTERM.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The tests' HTTP client: a real one, that streams a response's body as it comes.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Routes, JSON and the command line, over a `NotesRepository` each service implements.
@@ -47,6 +49,18 @@ let package = Package(
             dependencies: ["NotesAPI", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .executableTarget(name: "NotesServiceDictionary", dependencies: ["NotesAPI"]),
+        // The Cabinet service in process, driven over loopback HTTP (`swift test --package-path Examples/NotesService`).
+        .testTarget(
+            name: "NotesServiceTests",
+            dependencies: [
+                "NotesAPI",
+                "NotesServiceCabinet",
+                .product(name: "Cabinet", package: "Cabinet"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,11 +52,22 @@ start_service() {
     echo "$name did not listen within 120 s"; exit 1
 }
 
-# stop_service: SIGTERM (the service closes its store) and wait; fails if it exits non-zero.
+# stop_service: SIGTERM (the service closes its store) and wait; fails if it exits non-zero,
+# or if it has not stopped within a minute (a request its drain waits for): then it is killed.
 stop_service() {
     kill -TERM "$SERVICE_PID"
-    local status=0
-    wait "$SERVICE_PID" || status=$?
+    sleep 60 &
+    local timer=$! first="" status=0
+    wait -n -p first "$SERVICE_PID" "$timer" || status=$?
+    if [ "$first" = "$timer" ]; then
+        echo "  the service did not stop within 60 s of SIGTERM: killed"
+        kill -KILL "$SERVICE_PID" 2>/dev/null || true
+        wait "$SERVICE_PID" 2>/dev/null || true
+        status=1
+    else
+        kill "$timer" 2>/dev/null || true
+        wait "$timer" 2>/dev/null || true
+    fi
     SERVICE_PID=""
     return $status
 }

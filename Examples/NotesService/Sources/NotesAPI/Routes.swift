@@ -14,6 +14,7 @@ import Logging
 /// | `GET /notebooks/:id` | the notebook and its note count |
 /// | `POST /notebooks/:id/notes` | creates a note and appends it to the notebook |
 /// | `GET /notebooks/:id/notes?limit=&after=` | a page of the notebook's notes, in its order |
+/// | `GET /notebooks/:id/live` | the notebook's notes as server-sent events, a snapshot then changes (a `LiveNotesRepository` only: see `LiveEvents`) |
 /// | `GET /health` | 200 `ok` without touching the store: a liveness probe, and what a request costs the HTTP stack alone |
 public func makeRouter(repository: some NotesRepository) -> Router<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
@@ -58,6 +59,9 @@ public func makeRouter(repository: some NotesRepository) -> Router<BasicRequestC
         let (after, limit) = try page(request)
         let id = try context.parameters.require("id", as: Int.self)
         return try await NotePage(notes: found(repository.notes(inNotebook: id, after: after, limit: limit)), limit: limit)
+    }
+    if let live = repository as? any LiveNotesRepository {
+        addLiveRoute(to: notebooks, repository: live)
     }
     return router
 }

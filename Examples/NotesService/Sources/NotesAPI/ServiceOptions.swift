@@ -26,12 +26,9 @@ public struct ServiceOptions: ParsableArguments, Sendable {
 
     public init() {}
 
-    /// Opens the repository, seeds it if asked, then serves until SIGTERM or SIGINT.
-    ///
-    /// The app and `storeService` (made by `lifecycle`; it closes the repository once
-    /// graceful shutdown begins) run in one `ServiceGroup`. The store is listed first
-    /// because a group shuts its services down in reverse order: the app stops
-    /// accepting and finishes the requests in flight before the store closes under them.
+    /// Opens the repository, seeds it if asked, then serves until SIGTERM or SIGINT:
+    /// the app and the store's service (made by `lifecycle`) in the group that
+    /// `makeServiceGroup` makes.
     public func run<Repository: NotesRepository>(
         label: String,
         open: (String, Logger) async throws -> Repository,
@@ -54,25 +51,12 @@ public struct ServiceOptions: ParsableArguments, Sendable {
             try? await repository.close()
             throw error
         }
-        let app = Application(
-            router: makeRouter(repository: repository),
-            configuration: .init(address: .hostname(host, port: port), serverName: label),
-            onServerRunning: { channel in
-                say("listening \(host):\(channel.localAddress?.port ?? 0)")
-            },
-            logger: logger
-        )
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: lifecycle(repository, logger), serviceName: "store"),
-                    // If the app returns by itself, the store still closes in order, not cancelled.
-                    .init(service: app, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "http"),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
+        let group = makeServiceGroup(
+            repository: repository, storeService: lifecycle(repository, logger), label: label,
+            host: host, port: port, stopsOnSignals: true, logger: logger
+        ) { [host] port in
+            say("listening \(host):\(port)")
+        }
         do {
             try await group.run()
         } catch {
@@ -81,6 +65,37 @@ public struct ServiceOptions: ParsableArguments, Sendable {
             throw error
         }
     }
+}
+
+/// The app on `repository` and `storeService` (which closes the repository
+/// once graceful shutdown begins) in one `ServiceGroup`, as `ServiceOptions.run`
+/// serves them; the tests run the same group in process.
+///
+/// The store is listed first because a group shuts its services down in
+/// reverse order: the app stops accepting and finishes the requests in flight
+/// (a live stream ends at graceful shutdown) before the store closes under them.
+public func makeServiceGroup<Repository: NotesRepository>(
+    repository: Repository, storeService: any Service, label: String, host: String, port: Int,
+    stopsOnSignals: Bool, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void
+) -> ServiceGroup {
+    let app = Application(
+        router: makeRouter(repository: repository),
+        configuration: .init(address: .hostname(host, port: port), serverName: label),
+        onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+        logger: logger
+    )
+    return ServiceGroup(
+        configuration: .init(
+            services: [
+                .init(service: storeService, serviceName: "store"),
+                // If the app returns by itself, the store still closes in order, not cancelled.
+                .init(service: app, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "http"),
+            ],
+            // SIGTERM and SIGINT start graceful shutdown (tests call `triggerGracefulShutdown()` instead).
+            gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [],
+            logger: logger
+        )
+    )
 }
 
 /// A repository's lifetime as a service: waits for graceful shutdown, then closes

@@ -134,6 +134,17 @@ struct CabinetNotes: NotesRepository {
     }
 }
 
+extension CabinetNotes: LiveNotesRepository {
+    /// The notes whose `notebookRow` is the notebook's, observed on the pool:
+    /// each save that adds, changes or removes one of them (its index entry or
+    /// its record) brings an update; other saves cost the observation nothing.
+    func liveNotes(inNotebook id: Int) async throws -> AsyncMapSequence<LiveResults<NoteRecord>, NotesUpdate>? {
+        guard let row = rowID(id), try await pool.read({ store in try store.fetch(Notebook.self, rowID: row) != nil }) else { return nil }
+        return pool.observeResults(Note.self, where: \.notebookRow, in: row...row) { note in note.record }
+            .map { NotesUpdate(notes: $0.rows, deleted: $0.deleted, inserted: $0.inserted, modified: $0.modified, isInitial: $0.isInitial) }
+    }
+}
+
 /// A row ID from a path's integer, or nil when no row can have it.
 private func rowID(_ id: Int) -> UInt32? {
     UInt32(exactly: id).flatMap { $0 == 0 ? nil : $0 }

@@ -7,6 +7,17 @@ final class Note: StoredObject {
     @Stored var body = ""
     @Stored var notebook: Notebook?
 
+    /// Its notebook's row ID (0: none), so that a notebook's notes are a range
+    /// of one index, which `GET /notebooks/:id/live` observes. Computed from the
+    /// reference (a fault knows its row without loading it), so the record's
+    /// bytes are as before: a store written without the index opens, and
+    /// `register` builds the index from the notes there.
+    var notebookRow: UInt32 { notebook?.rowID ?? 0 }
+
+    override class var indexes: [StoredIndex] {
+        [.value(\Note.notebookRow, named: "notebook")]
+    }
+
     override func read(from buffer: inout DataBuffer) throws {
         title = try buffer.readString()
         body = try buffer.readString()
