@@ -10,7 +10,8 @@
 /// list.title = "Road trip"   // the store now saves `list` on the next save()
 /// ```
 /// Use it only in subclasses of ``StoredObject``. Plain (unwrapped) properties
-/// work too; call ``ObjectStore/willUpdate(_:)`` before changing one.
+/// work too; call ``ObjectStore/willUpdate(_:)`` before changing one. Only
+/// `@Stored` properties take part in Observation (see ``StoredObject``).
 @propertyWrapper
 public struct Stored<Value>: StoredProperty {
     @usableFromInline var value: Value
@@ -32,17 +33,34 @@ public struct Stored<Value>: StoredProperty {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Stored<Value>>
     ) -> Value {
         get {
-            if !object.hasContent { object.loadContentIfNeeded() }
+            // One byte tested against zero: a loaded object of a store nobody observes goes straight on.
+            let state = object.contentState
+            if state.rawValue != 0 {
+                if state.contains(.fault) { object.loadContentIfNeeded() }
+                if state.contains(.observable) { StoredObject.observeRead(of: object, wrappedKeyPath) }
+            }
             return object[keyPath: storageKeyPath].value
         }
         set {
             object.storedPropertyWillChange()
-            object[keyPath: storageKeyPath].value = newValue
+            if _slowPath(object.contentState.contains(.observed)) {
+                StoredObject.observeWillSet(of: object, wrappedKeyPath)
+                object[keyPath: storageKeyPath].value = newValue
+                StoredObject.observeDidSet(of: object, wrappedKeyPath)
+            } else {
+                object[keyPath: storageKeyPath].value = newValue
+            }
         }
         // In-place mutation (`list.songs.append(song)`) without copying the value.
         _modify {
             object.storedPropertyWillChange()
-            yield &object[keyPath: storageKeyPath].value
+            if _slowPath(object.contentState.contains(.observed)) {
+                StoredObject.observeWillSet(of: object, wrappedKeyPath)
+                defer { StoredObject.observeDidSet(of: object, wrappedKeyPath) }
+                yield &object[keyPath: storageKeyPath].value
+            } else {
+                yield &object[keyPath: storageKeyPath].value
+            }
         }
     }
 }
