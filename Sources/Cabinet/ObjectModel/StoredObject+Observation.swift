@@ -18,24 +18,72 @@ import Observation
 // The registrars live in a side table keyed by object, not in the object: a
 // StoredObject is 32 bytes, and 8 more would move the typical subclass into the
 // next malloc size class.
+//
+// A property is named to the registrar by a key path of StoredObject's own,
+// `\.[observedField: offset]`, the offset of its storage in the object: the
+// getter has the property's real key path only as an argument that, once used,
+// is instantiated on every call, observed or not. Within one object (one
+// registrar) the offsets tell the properties apart.
 
 extension StoredObject: Observable {}
 
-/// What Observation needs of one observed object: its registrar, and the key
-/// paths read through it (so that a change of the whole content, another
+extension StoredObject {
+    /// What Observation sees of the `@Stored` property whose storage is at `field`.
+    subscript(observedField field: Int) -> Int { field }
+
+    /// A `@Stored` property of an observable object is being read: tells
+    /// Observation (a `withObservationTracking` block records it).
+    @usableFromInline
+    final func observeRead(field: Int) {
+        let observation = ObjectObservation.of(self)
+        observation.noteRead(field)
+        observation.registrar.access(self, keyPath: ObjectObservation.keyPath(field))
+    }
+
+    /// A `@Stored` property of an observed object is about to change.
+    @usableFromInline
+    final func observeWillSet(field: Int) {
+        ObjectObservation.of(self).registrar.willSet(self, keyPath: ObjectObservation.keyPath(field))
+    }
+
+    /// A `@Stored` property of an observed object has changed.
+    @usableFromInline
+    final func observeDidSet(field: Int) {
+        ObjectObservation.of(self).registrar.didSet(self, keyPath: ObjectObservation.keyPath(field))
+    }
+
+    /// The object's content is about to be dropped (it becomes a fault again):
+    /// its observers hear of every property they read.
+    final func observedContentWillBeReplaced() {
+        guard contentState.contains(.observed) else { return }
+        ObjectObservation.of(self).contentWillBeReplaced(in: self)
+    }
+}
+
+/// What Observation needs of one observed object: its registrar, and the
+/// properties read through it (so that a change of the whole content, another
 /// process's save turning it back into a fault, can name them).
 ///
 /// Used only on the thread that uses the object (objects are confined to their
 /// store's thread); the table that holds it is locked.
-@usableFromInline
 final class ObjectObservation: @unchecked Sendable {
     let registrar = ObservationRegistrar()
-    /// One per key path read since the registrar was made (the compiler hands each
-    /// property's getter one key path instance, so identity tells them apart).
-    private var properties: [any ObservedProperty] = []
+    /// The offsets of the properties read since the registrar was made.
+    private var fields: [Int] = []
 
     /// The registrars of the observed objects that are alive.
     private static let table = Locked<[ObjectIdentifier: ObjectObservation]>([:])
+    /// The key path of each field offset, made once.
+    private static let keyPaths = Locked<[Int: KeyPath<StoredObject, Int>]>([:])
+
+    static func keyPath(_ field: Int) -> KeyPath<StoredObject, Int> {
+        keyPaths.withLock { paths in
+            if let known = paths[field] { return known }
+            let made = \StoredObject.[observedField: field]
+            paths[field] = made
+            return made
+        }
+    }
 
     /// `object`'s record, made (and the object flagged `observed`) on first use.
     static func of(_ object: StoredObject) -> ObjectObservation {
@@ -58,62 +106,17 @@ final class ObjectObservation: @unchecked Sendable {
     /// Whether the object with this identifier has a record (for tests: a freed object leaves none).
     static func hasRecord(for id: ObjectIdentifier) -> Bool { table.withLock { $0[id] != nil } }
 
-    fileprivate func noteRead<Object: StoredObject, Value>(_ keyPath: KeyPath<Object, Value>) {
-        if properties.contains(where: { $0.keyPath === keyPath }) { return }
-        properties.append(Property(keyPath: keyPath))
+    func noteRead(_ field: Int) {
+        if !fields.contains(field) { fields.append(field) }
     }
 
     /// Tells the observers of every property read so far that it changed: the
     /// object became a fault again, and its next read may find other values.
     func contentWillBeReplaced(in object: StoredObject) {
-        for property in properties { property.announceChange(of: object, to: registrar) }
-    }
-}
-
-/// A key path that was read, with its types, so that a change can be announced for it.
-private protocol ObservedProperty {
-    var keyPath: AnyKeyPath { get }
-    func announceChange(of object: StoredObject, to registrar: ObservationRegistrar)
-}
-
-private struct Property<Object: StoredObject, Value>: ObservedProperty {
-    let typed: KeyPath<Object, Value>
-    init(keyPath: KeyPath<Object, Value>) { typed = keyPath }
-    var keyPath: AnyKeyPath { typed }
-
-    func announceChange(of object: StoredObject, to registrar: ObservationRegistrar) {
-        let object = unsafeDowncast(object, to: Object.self)
-        registrar.willSet(object, keyPath: typed)
-        registrar.didSet(object, keyPath: typed)
-    }
-}
-
-extension StoredObject {
-    /// A `@Stored` property of an observable object is being read: tells
-    /// Observation (a `withObservationTracking` block records it).
-    @usableFromInline
-    static func observeRead<Object: StoredObject, Value>(of object: Object, _ keyPath: KeyPath<Object, Value>) {
-        let observation = ObjectObservation.of(object)
-        observation.noteRead(keyPath)
-        observation.registrar.access(object, keyPath: keyPath)
-    }
-
-    /// A `@Stored` property of an observed object is about to change.
-    @usableFromInline
-    static func observeWillSet<Object: StoredObject, Value>(of object: Object, _ keyPath: KeyPath<Object, Value>) {
-        ObjectObservation.of(object).registrar.willSet(object, keyPath: keyPath)
-    }
-
-    /// A `@Stored` property of an observed object has changed.
-    @usableFromInline
-    static func observeDidSet<Object: StoredObject, Value>(of object: Object, _ keyPath: KeyPath<Object, Value>) {
-        ObjectObservation.of(object).registrar.didSet(object, keyPath: keyPath)
-    }
-
-    /// The object's content is about to be dropped (it becomes a fault again):
-    /// its observers hear of every property they read.
-    final func observedContentWillBeReplaced() {
-        guard contentState.contains(.observed) else { return }
-        ObjectObservation.of(self).contentWillBeReplaced(in: self)
+        for field in fields {
+            let keyPath = ObjectObservation.keyPath(field)
+            registrar.willSet(object, keyPath: keyPath)
+            registrar.didSet(object, keyPath: keyPath)
+        }
     }
 }

@@ -65,7 +65,7 @@ open class StoredObject {
     @exclusivity(unchecked) @usableFromInline final var changeState: ChangeState = .clean
 
     /// Whether the content is in memory (or why not), and whether the object is observed.
-    @exclusivity(unchecked) @usableFromInline final var contentState: ContentState = []
+    @exclusivity(unchecked) @usableFromInline final var contentState = ContentState(rawValue: 0)
 
     /// The store's bookkeeping for this object's class; `nil` while the object
     /// belongs to no store. Unretained, and never dangling: an object with an
@@ -166,8 +166,7 @@ open class StoredObject {
     /// The store this object belongs to, or `nil`.
     public var store: ObjectStore? { entry?.store }
 
-    /// Loads the content of a fault; called by `@Stored` getters and setters.
-    @usableFromInline
+    /// Loads the content of a fault: for a `@Stored` getter (``storedPropertyWillBeRead(field:)``) and ``ObjectStore/willUpdate(_:)``.
     final func loadContentIfNeeded() {
         guard !hasContent, !contentLoadFailed, let entry else { return }
         if let store = entry.store {
@@ -175,6 +174,14 @@ open class StoredObject {
         } else {
             entry.reportClosedStore(readingFault: self)
         }
+    }
+
+    /// A `@Stored` property (its storage at `field`) is being read and the object is
+    /// a fault, observable, or both: loads the content, tells Observation.
+    @usableFromInline
+    final func storedPropertyWillBeRead(field: Int) {
+        if !hasContent { loadContentIfNeeded() }
+        if contentState.contains(.observable) { observeRead(field: field) }
     }
 
     /// Records that a `@Stored` property is about to change.
