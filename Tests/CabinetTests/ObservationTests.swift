@@ -142,6 +142,28 @@ func tracking<T>(_ read: () -> T) -> ChangeCount {
         #expect(!ObjectObservation.hasRecord(for: id!), "its deinit dropped its registrar")
     }
 
+    /// ChangeTrackingAndUndo.md's sample (its lines, in order, with checks between them).
+    @Test func theCatalogSampleRuns() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/music"
+        let store = try ObjectStore(path: path, options: .init(observable: true))
+        defer { store.close() }
+        try store.register(Song.self)
+        let song = Song(); song.title = "Bohemian Rhapsody"
+        store.insert(song)
+        let changes = ChangeCount()
+        withObservationTracking {
+            print(song.title)                 // a fault read here is loaded, and tracked
+        } onChange: {
+            print("the title is changing")    // not for song.seconds, nor another song's title
+            changes.add()
+        }
+        song.seconds = 1
+        #expect(changes.value == 0)
+        song.title = "Killer Queen"           // onChange runs here, before the new value is set
+        #expect(changes.value == 1)
+    }
+
     @Test func anotherProcessesSaveTakenInFires() throws {
         let name = TestRedis.newStoreName()
         let a = try ObjectStore(backend: try TestRedis.backend(store: name))
