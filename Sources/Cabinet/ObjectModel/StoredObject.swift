@@ -36,8 +36,8 @@
 ///     print("title changed")        // for a setter, an undo, a newer save read in
 /// }
 /// ```
-/// Other stores' objects are not tracked and pay nothing for it (see
-/// <doc:ChangeTrackingAndUndo>).
+/// Other stores' objects are not tracked, and pay a flag test per property
+/// access for it (see <doc:ChangeTrackingAndUndo>).
 open class StoredObject {
     // The bookkeeping below is read and written for every object in every fetch
     // and save loop. An ObjectStore and its objects are confined to one thread,
