@@ -23,6 +23,21 @@
 ///
 /// A `StoredObject` belongs to the store it was inserted into or fetched from,
 /// and like the store it must be used from one thread (or actor) at a time.
+///
+/// It is `Observable`: the objects of a store opened with
+/// ``ObjectStore/Options/observable`` tell Swift's Observation of every
+/// `@Stored` property read and changed, so `withObservationTracking` (and
+/// SwiftUI) sees them, as it sees SwiftData's models:
+/// ```swift
+/// let store = try ObjectStore(path: path, options: .init(observable: true))
+/// withObservationTracking {
+///     print(song.title)
+/// } onChange: {
+///     print("title changed")        // for a setter, an undo, a newer save read in
+/// }
+/// ```
+/// Other stores' objects are not tracked, and pay a flag test per property
+/// access for it (see <doc:ChangeTrackingAndUndo>).
 open class StoredObject {
     // The bookkeeping below is read and written for every object in every fetch
     // and save loop. An ObjectStore and its objects are confined to one thread,
@@ -49,8 +64,8 @@ open class StoredObject {
     /// What the next save must do with this object.
     @exclusivity(unchecked) @usableFromInline final var changeState: ChangeState = .clean
 
-    /// Whether the content is in memory, or why not.
-    @exclusivity(unchecked) @usableFromInline final var contentState: ContentState = .loaded
+    /// Whether the content is in memory (or why not), and whether the object is observed.
+    @exclusivity(unchecked) @usableFromInline final var contentState = ContentState(rawValue: 0)
 
     /// The store's bookkeeping for this object's class; `nil` while the object
     /// belongs to no store. Unretained, and never dangling: an object with an
@@ -66,15 +81,18 @@ open class StoredObject {
     /// `false` while the object is a fault whose content has not been read
     /// from disk yet. New objects have content.
     public internal(set) final var hasContent: Bool {
-        @inlinable get { contentState == .loaded }
-        set { contentState = newValue ? .loaded : .fault }
+        @inlinable get { !contentState.contains(.fault) }
+        set {
+            contentState.subtract([.fault, .failed])
+            if !newValue { contentState.insert(.fault) }
+        }
     }
 
     /// Set when loading the content failed, so that a property read does not retry on every access.
     final var contentLoadFailed: Bool {
-        get { contentState == .failed }
+        get { contentState.contains(.failed) }
         set {
-            if newValue { contentState = .failed } else if contentState == .failed { contentState = .fault }
+            if newValue { contentState.formUnion([.fault, .failed]) } else { contentState.remove(.failed) }
         }
     }
 
@@ -82,6 +100,7 @@ open class StoredObject {
     public required init() {}
 
     deinit {
+        if _slowPath(contentState.contains(.observed)) { ObjectObservation.forget(self) }
         guard let reference = entryReference else { return }
         // The last fault of a closed store lets its entry go, once the entry's own code is done.
         if reference._withUnsafeGuaranteedRef({ $0.objectDidDeinit(self) }) { reference.release() }
@@ -147,8 +166,7 @@ open class StoredObject {
     /// The store this object belongs to, or `nil`.
     public var store: ObjectStore? { entry?.store }
 
-    /// Loads the content of a fault; called by `@Stored` getters and setters.
-    @usableFromInline
+    /// Loads the content of a fault: for a `@Stored` getter (``storedPropertyWillBeRead(field:)``) and ``ObjectStore/willUpdate(_:)``.
     final func loadContentIfNeeded() {
         guard !hasContent, !contentLoadFailed, let entry else { return }
         if let store = entry.store {
@@ -156,6 +174,14 @@ open class StoredObject {
         } else {
             entry.reportClosedStore(readingFault: self)
         }
+    }
+
+    /// A `@Stored` property (its storage at `field`) is being read and the object is
+    /// a fault, observable, or both: loads the content, tells Observation.
+    @usableFromInline
+    final func storedPropertyWillBeRead(field: Int) {
+        if !hasContent { loadContentIfNeeded() }
+        if contentState.contains(.observable) { observeRead(field: field) }
     }
 
     /// Records that a `@Stored` property is about to change.
@@ -176,11 +202,25 @@ open class StoredObject {
     }
 }
 
-/// Whether an object's content is in memory: loaded (or new), a fault not read
-/// yet, or a fault whose record could not be read (not retried on every access).
+/// Whether an object's content is in memory: loaded (or new, no flag), a fault
+/// not read yet, or a fault whose record could not be read (not retried on
+/// every access); and whether Observation sees it. Flags in one byte, so that a
+/// `@Stored` getter tests a single byte against zero to find that it has nothing
+/// to do (loaded, not observable) and the object stays 32 bytes.
 @usableFromInline
-enum ContentState: UInt8 {
-    case loaded, fault, failed
+struct ContentState: OptionSet, Sendable {
+    @usableFromInline let rawValue: UInt8
+
+    @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The content is not in memory.
+    @inlinable static var fault: ContentState { ContentState(rawValue: 1) }
+    /// Reading the content failed (with `fault`).
+    @inlinable static var failed: ContentState { ContentState(rawValue: 2) }
+    /// The object belongs to an observable store: its getters tell Observation (``StoredObject``).
+    @inlinable static var observable: ContentState { ContentState(rawValue: 4) }
+    /// It has an `ObservationRegistrar` (``ObjectObservation``): its setters tell it.
+    @inlinable static var observed: ContentState { ContentState(rawValue: 8) }
 }
 
 /// What a save must do with an object. `loading` marks an object whose content

@@ -241,7 +241,11 @@ extension ObjectStore {
         buffer.removeAll()
         buffer.context?.listCollector?.reset()
         if let version { buffer.writeUInt8(version) }
+        // The store reading the object for itself is no read an observer made (and makes it no registrar).
+        let observable = entry.observesObjects
+        if _slowPath(observable) { object.contentState.remove(.observable) }
         object.write(to: &buffer)
+        if _slowPath(observable) { object.contentState.insert(.observable) }
         if let target = buffer.firstUninsertedReference {
             throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
         }

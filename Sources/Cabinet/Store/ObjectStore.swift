@@ -34,9 +34,17 @@ public final class ObjectStore {
         /// for a new store that BNRPersistence must read.
         public var recordFormat: RecordFormat?
 
-        public init(perInstanceVersioning: Bool = true, recordFormat: RecordFormat? = nil) {
+        /// Whether the store's objects take part in Swift's Observation:
+        /// `withObservationTracking` (and SwiftUI, and `Observations`) then sees
+        /// their `@Stored` properties. Off by default: each observable object
+        /// read gets a registrar, and each read and change tells it, which a
+        /// store nobody observes should not pay for. See ``StoredObject``.
+        public var observable = false
+
+        public init(perInstanceVersioning: Bool = true, recordFormat: RecordFormat? = nil, observable: Bool = false) {
             self.perInstanceVersioning = perInstanceVersioning
             self.recordFormat = recordFormat
+            self.observable = observable
         }
     }
 

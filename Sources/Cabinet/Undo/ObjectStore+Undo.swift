@@ -16,7 +16,10 @@ extension ObjectStore {
         }
         defer { buffer.context?.undoLists = nil }
         buffer.writeUInt8(entry.type.version)
+        let observable = object.contentState.contains(.observable)
+        if observable { object.contentState.remove(.observable) }   // not an observer's read (see encode)
         object.write(to: &buffer)
+        if observable { object.contentState.insert(.observable) }
         guard let lists, !lists.trees.isEmpty else { return UndoSnapshot(bytes: buffer.allBytes, lists: nil) }
         undoListRegistry.register(lists, classID: entry.metadata.classID, row: object.rowID)
         return UndoSnapshot(bytes: buffer.allBytes, lists: lists)

@@ -38,6 +38,8 @@ final class ClassEntry {
     @exclusivity(unchecked) @usableFromInline var undoStamp: UndoStamp = 0
 
     let live = UniquingTable()
+    /// The store's ``ObjectStore/Options/observable``: its objects take part in Observation.
+    let observesObjects: Bool
     /// Objects to write or delete at the next save. An object is listed once
     /// (its `changeState` says which list it is on); entries whose state moved
     /// on since (an insert deleted before saving) are skipped by the save.
@@ -53,6 +55,7 @@ final class ClassEntry {
         self.table = table
         self.metadata = metadata
         self.denseOnlyForScans = denseOnlyForScans
+        observesObjects = store.options.observable
         updateDenseLimit()
     }
 
@@ -118,6 +121,7 @@ final class ClassEntry {
     @inline(__always)
     func adopt(_ object: StoredObject) {
         object.entry = self
+        if _slowPath(observesObjects) { object.contentState.insert(.observable) }
         live.insert(object, at: object.rowID, denseLimit: denseLimit)
     }
 

@@ -69,12 +69,17 @@ extension ObjectStore {
         var stale = StaleRows()
         var discarded = false
         var refreshed = false
+        /// Observed objects made faults again: told once all is taken in, not from inside.
+        var refaulted: [StoredObject] = []
 
         /// Brings `object` up to date; false if it keeps unsaved changes (a conflict).
         func takeIn(_ object: StoredObject, of entry: ClassEntry) -> Bool {
             switch object.changeState {
             case .clean:
-                if object.hasContent { object.hasContent = false }
+                if object.hasContent {
+                    object.hasContent = false
+                    if _slowPath(object.contentState.contains(.observed)) { refaulted.append(object) }
+                }
                 object.contentLoadFailed = false
                 refreshed = true
                 return true
@@ -82,6 +87,7 @@ extension ObjectStore {
                 entry.updated.removeAll { $0 === object }
                 object.changeState = .clean
                 object.hasContent = false
+                if _slowPath(object.contentState.contains(.observed)) { refaulted.append(object) }
                 discarded = true
                 return true
             case .loading:
@@ -174,6 +180,8 @@ extension ObjectStore {
         shared.keepConflicting(stale.rows)
         // An undo would put back what their save replaced, unseen by any conflict check.
         if discarded || refreshed { undoManager.removeAllActions() }
+        // Their next read may find other values: the properties observers read were changed, as far as they know.
+        for object in refaulted { object.observedContentWillBeReplaced() }
     }
 }
 
