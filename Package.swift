@@ -144,17 +144,12 @@ let package = Package(
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/FullDisk"
         ),
-        // The hostile-file campaign of `make fuzz` (Tests/Helpers/HostileFiles/main.swift).
+        // The hostile-file campaign of `make fuzz` (Tests/Helpers/HostileFiles/main.swift),
+        // and in small, the corruption loop of the tests (CorruptionLoopTests).
         .executableTarget(
             name: "cabinet-hostile-files",
             dependencies: ["Cabinet"],
             path: "Tests/Helpers/HostileFiles"
-        ),
-        // The reader of the corruption loop: reads damaged stores every way, and must never die.
-        .executableTarget(
-            name: "cabinet-test-hostile-reader",
-            dependencies: ["Cabinet"],
-            path: "Tests/Helpers/HostileReader"
         ),
         // A process that misuses a store (two threads, changes during save) and should die saying so.
         .executableTarget(

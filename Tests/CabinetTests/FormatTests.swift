@@ -107,6 +107,21 @@ import Testing
         store.close()
     }
 
+    /// The marker decides how every record is read: an open reads it once, for
+    /// a new store and for one that has it, and the answer is the one it holds.
+    @Test(arguments: BackendKind.allCases)
+    func anOpenReadsTheFormatMarkerOnce(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let (created, counting) = try fixture.openCounting()
+        #expect(counting.markerReads == 1, "a new store")
+        #expect(created.recordFormat == .checksummed)
+        created.close()
+        let (reopened, again) = try fixture.openCounting()
+        defer { reopened.close() }
+        #expect(again.markerReads == 1, "a store with its marker")
+        #expect(reopened.recordFormat == .checksummed)
+    }
+
     @Test func newClassesGetIDsThatNoOtherFileInTheStoreUses() throws {
         let directory = try TemporaryDirectory()
         do {

@@ -137,8 +137,24 @@ final class CountingBackend: ForwardingBackend {
     override func openTable(named name: String) throws -> any StorageTable {
         CountingTable(name: name, inner: try inner.openTable(named: name), owner: self)
     }
+    /// How many times the store's format marker was read.
+    private(set) var markerReads = 0
+
+    override var services: any StoreServices { CountingServices(inner.services, owner: self) }
     func reads(of name: String) -> Int { singleReads[name, default: 0] }
-    func resetCounts() { singleReads = [:]; scans = [:]; batchReads = [:] }
+    func resetCounts() { singleReads = [:]; scans = [:]; batchReads = [:]; markerReads = 0 }
+
+    final class CountingServices: ForwardingServices {
+        unowned let owner: CountingBackend
+        init(_ inner: any StoreServices, owner: CountingBackend) {
+            self.owner = owner
+            super.init(inner)
+        }
+        override func readFormatMarker() throws -> String? {
+            owner.markerReads += 1
+            return try inner.readFormatMarker()
+        }
+    }
 
     final class CountingTable: ForwardingTable {
         unowned let owner: CountingBackend

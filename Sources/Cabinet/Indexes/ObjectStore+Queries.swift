@@ -57,8 +57,13 @@ extension ObjectStore {
         let prefix = [declared.number] + IndexKeys.rowBytes(target.rowID)
         return try collect(limit) { body in
             var stop = false
-            try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object, _ in
-                try body(try ObjectStore.typed(object, as: T.self), &stop)
+            try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object, decoded in
+                let typed = try ObjectStore.typed(object, as: T.self)
+                // A damaged index page can name another row (see ``vouch(_:_:within:entry:)``).
+                if decoded && !typed[keyPath: keyPath].contains(where: { $0.rowID == target.rowID }) {
+                    throw ObjectStore.unvouched(entry, row: typed.rowID, index: "the references index")
+                }
+                try body(typed, &stop)
                 return !stop
             }
         }
@@ -123,8 +128,13 @@ extension ObjectStore {
             inside = false
         }
         guard !inside else { return }
-        throw CabinetError.malformedRecord(entry.location(row: object.rowID),
-                                           reason: "the index names this row for a value its record does not hold: the index file is damaged; `cabinet reindex` rebuilds it")
+        throw ObjectStore.unvouched(entry, row: object.rowID, index: "the index")
+    }
+
+    /// The error of a query whose `index` named `row` for a value its saved record does not hold.
+    static func unvouched(_ entry: ClassEntry, row: UInt32, index: String) -> CabinetError {
+        CabinetError.malformedRecord(entry.location(row: row),
+                                     reason: "\(index) names this row for a value its record does not hold: the index file is damaged; `cabinet reindex` rebuilds it")
     }
 
     /// Up to `limit` objects (all, when `nil`) that `scan` hands its body, which stops it at the limit.

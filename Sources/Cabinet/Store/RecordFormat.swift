@@ -74,7 +74,13 @@ extension RecordFormat {
     /// Only object records and named buffers are sampled (index files carry
     /// entries without a trailer). See docs/FORMAT.md, "The catalog".
     static func stored(in backend: any StorageBackend) throws -> RecordFormat? {
-        if let marker = try backend.services.readFormatMarker() {
+        try stored(in: backend, marker: backend.services.readFormatMarker())
+    }
+
+    /// ``stored(in:)`` given the marker's text (`nil`: no marker), for a caller
+    /// that has read it already: an open reads the marker file once.
+    static func stored(in backend: any StorageBackend, marker: String?) throws -> RecordFormat? {
+        if let marker {
             guard let format = RecordFormat(marker: marker) else {
                 throw CabinetError.unsupportedFormat(path: backend.path, reason: "its format marker says '\(marker.trimmingCharacters(in: .whitespacesAndNewlines))', which this version of Cabinet does not know")
             }
@@ -100,8 +106,9 @@ extension ObjectStore {
     /// plain marker before anything else, so that the catalog and files it adds
     /// never make the next open take the store for one that lost its marker.
     static func recordFormat(of backend: any StorageBackend, asked: RecordFormat?) throws -> RecordFormat {
-        if let format = try RecordFormat.stored(in: backend) {
-            let hasMarker = try backend.services.readFormatMarker() != nil
+        let marker = try backend.services.readFormatMarker()
+        if let format = try RecordFormat.stored(in: backend, marker: marker) {
+            let hasMarker = marker != nil
             if let asked, asked != format {
                 let reason = hasMarker
                     ? "it is a \(format.rawValue) store, not \(asked.rawValue)"

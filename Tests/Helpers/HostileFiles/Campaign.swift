@@ -169,6 +169,15 @@ final class Campaign: Sendable {
         let readers = DispatchGroup()
         DispatchQueue.global().async(group: readers) { outText = output.fileHandleForReading.readDataToEndOfFile() }
         DispatchQueue.global().async(group: readers) { errText = errors.fileHandleForReading.readDataToEndOfFile() }
+        // Foundation leaves a pipe's descriptors open until the handles are freed,
+        // which a long campaign outruns (the process ran out of descriptors
+        // after about 6,000 rounds): closed here, once both readers are done.
+        defer {
+            for pipe in [output, errors] {
+                try? pipe.fileHandleForReading.close()
+                try? pipe.fileHandleForWriting.close()
+            }
+        }
         if finished.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             finished.wait()

@@ -108,3 +108,31 @@ struct FullTextQuery {
         return terms
     }
 }
+
+extension FullTextQuery {
+    /// Whether an object whose entries in the index are `entries`
+    /// (``FullTextIndexing/entries(of:)``) matches every term, as
+    /// ``FullTextSearch`` finds it in the index: a word by its bytes, a prefix by
+    /// any word whose bytes start so, a phrase by positions at its distances.
+    func isMatched(by entries: [IndexEntry]) -> Bool {
+        var positions: [[UInt8]: [Int]] = [:]
+        for entry in entries {
+            positions[Array(entry.key.dropLast())] = entry.value.withUnsafeBytes(FullTextIndexing.decode) ?? []
+        }
+        return terms.allSatisfy { term in
+            switch term {
+            case .word(let word):
+                return positions[Array(word.utf8)] != nil
+            case .prefix(let start):
+                return positions.keys.contains { $0.starts(with: start.utf8) }
+            case .phrase(let tokens):
+                var starts: Set<Int>?
+                for token in tokens {
+                    let here = Set((positions[Array(token.text.utf8)] ?? []).map { $0 - token.position })
+                    starts = starts.map { $0.intersection(here) } ?? here
+                }
+                return starts.map { !$0.isEmpty } ?? false
+            }
+        }
+    }
+}

@@ -39,7 +39,8 @@ extension ObjectStore {
         useDetector.enter("search(_:matching:)")
         defer { useDetector.leave() }
         let (_, declared) = try declaredIndex(entry.type, keyPath, kind: .fullText)
-        let terms = FullTextQuery(query).terms
+        let query = FullTextQuery(query)
+        let terms = query.terms
         guard !terms.isEmpty else { return [] }
         return try readingCommittedState {
             var result: [T] = []
@@ -47,7 +48,11 @@ extension ObjectStore {
             let rows = try FullTextSearch(store: self, entry: entry, number: declared.number).rows(matching: terms)
             try indexedObjects(entry, index: "the full-text index", { _, visit in
                 for row in rows where try !visit(row, nil) { return }
-            }, stillListed: nil) { object, _ in
+            }, stillListed: nil) { object, decoded in
+                // A damaged posting block can name another row: only a row whose saved text matches is an answer.
+                if decoded, (try? query.isMatched(by: declared.index.entries(object))) != true {
+                    throw ObjectStore.unvouched(entry, row: object.rowID, index: "the full-text index")
+                }
                 result.append(try ObjectStore.typed(object, as: T.self))
                 return result.count != limit
             }
