@@ -32,12 +32,12 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case fulltext
     /// `queries` queries for the playlists (of `indexedPlaylists`) that hold one song.
     case inverse
-    /// `observations` one-object observations; one commit changes them among
-    /// ``LiveSpeedData``'s updated songs: the time from its return until every
-    /// observation delivered its new value.
+    /// `observations` one-object observations of songs that one commit of
+    /// 10,000 retitles (``LiveSpeedData``): what observing adds to the commit,
+    /// and the wait after it until every new value is delivered (``QueryTiming``).
     case observeObjects = "observe-objects"
-    /// `observations` range queries of ~1,000 songs, observed; one commit changes
-    /// songs in every result: the time from its return until every result is delivered.
+    /// `observations` observed range queries of ~1,000 songs, each of whose
+    /// results the same commit changes; timed as `observe-objects`.
     case observeQueries = "observe-queries"
     /// `10 × observations` one-object observations of songs, and a commit of the
     /// albums, another class: the commit's time with them against without.
