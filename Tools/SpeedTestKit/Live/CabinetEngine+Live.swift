@@ -29,34 +29,6 @@ extension CabinetEngine {
 
         /// The row of song `i` (or album `i`): rows count from 2 (row 1 is the class's metadata), in insertion order.
         static func row(_ i: Int) -> UInt32 { UInt32(i + 2) }
-
-        /// Retitles `songs` in one write block; when it was called and returned.
-        static func retitle(_ songs: [Int], _ title: @escaping @Sendable (Int) -> String, in pool: StorePool) throws -> CommitTime {
-            try waitFor {
-                try await CommitTime.of {
-                    try await pool.write { store in
-                        for i in songs {
-                            guard let song = try store.fetch(Song.self, rowID: row(i)) else { throw SpeedTestError("song \(i) is missing") }
-                            song.title = title(i)
-                        }
-                    }
-                }
-            }
-        }
-
-        /// Retitles every album in one write block.
-        static func retitleAlbums(round: Int, in pool: StorePool) throws -> CommitTime {
-            try waitFor {
-                try await CommitTime.of {
-                    try await pool.write { store in
-                        for a in 0..<LiveSpeedData.albums {
-                            guard let album = try store.fetch(Album.self, rowID: row(a)) else { throw SpeedTestError("album \(a) is missing") }
-                            album.title = LiveSpeedData.albumTitle(a, round: round)
-                        }
-                    }
-                }
-            }
-        }
     }
 
     public static func prepareLive(sizes: Sizes, directory: String) throws {
@@ -89,11 +61,29 @@ extension CabinetEngine.Live {
         let pool: StorePool
 
         func retitle(_ songs: [Int], _ title: @escaping @Sendable (Int) -> String) throws -> CommitTime {
-            try CabinetEngine.Live.retitle(songs, title, in: pool)
+            try waitFor { [pool] in
+                try await CommitTime.of {
+                    try await pool.write { store in
+                        for i in songs {
+                            guard let song = try store.fetch(Song.self, rowID: row(i)) else { throw SpeedTestError("song \(i) is missing") }
+                            song.title = title(i)
+                        }
+                    }
+                }
+            }
         }
 
         func retitleAlbums(round: Int) throws -> CommitTime {
-            try CabinetEngine.Live.retitleAlbums(round: round, in: pool)
+            try waitFor { [pool] in
+                try await CommitTime.of {
+                    try await pool.write { store in
+                        for a in 0..<LiveSpeedData.albums {
+                            guard let album = try store.fetch(Album.self, rowID: row(a)) else { throw SpeedTestError("album \(a) is missing") }
+                            album.title = LiveSpeedData.albumTitle(a, round: round)
+                        }
+                    }
+                }
+            }
         }
 
         func observeTitle(ofSong i: Int, as index: Int, into deliveries: Deliveries) -> Task<Void, Never> {

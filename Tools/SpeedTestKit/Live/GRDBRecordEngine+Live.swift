@@ -40,32 +40,6 @@ extension GRDBRecordEngine {
 
         /// The id of song `i` (or album `i`).
         static func id(_ i: Int) -> Int64 { Int64(i + 1) }
-
-        /// Retitles `songs` in one write; when it was called and returned.
-        static func retitle(_ songs: [Int], _ title: (Int) -> String, in pool: DatabasePool) throws -> CommitTime {
-            try CommitTime.of {
-                try pool.write { db in
-                    for i in songs {
-                        guard var song = try Song.fetchOne(db, key: id(i)) else { throw SpeedTestError("song \(i) is missing") }
-                        song.title = title(i)
-                        try song.update(db)
-                    }
-                }
-            }
-        }
-
-        /// Retitles every album in one write.
-        static func retitleAlbums(round: Int, in pool: DatabasePool) throws -> CommitTime {
-            try CommitTime.of {
-                try pool.write { db in
-                    for a in 0..<LiveSpeedData.albums {
-                        guard var album = try Album.fetchOne(db, key: id(a)) else { throw SpeedTestError("album \(a) is missing") }
-                        album.title = LiveSpeedData.albumTitle(a, round: round)
-                        try album.update(db)
-                    }
-                }
-            }
-        }
     }
 
     public static func prepareLive(sizes: Sizes, directory: String) throws {
@@ -91,11 +65,27 @@ extension GRDBRecordEngine.Live {
         let pool: DatabasePool
 
         func retitle(_ songs: [Int], _ title: @escaping @Sendable (Int) -> String) throws -> CommitTime {
-            try GRDBRecordEngine.Live.retitle(songs, title, in: pool)
+            try CommitTime.of {
+                try pool.write { db in
+                    for i in songs {
+                        guard var song = try Song.fetchOne(db, key: id(i)) else { throw SpeedTestError("song \(i) is missing") }
+                        song.title = title(i)
+                        try song.update(db)
+                    }
+                }
+            }
         }
 
         func retitleAlbums(round: Int) throws -> CommitTime {
-            try GRDBRecordEngine.Live.retitleAlbums(round: round, in: pool)
+            try CommitTime.of {
+                try pool.write { db in
+                    for a in 0..<LiveSpeedData.albums {
+                        guard var album = try Album.fetchOne(db, key: id(a)) else { throw SpeedTestError("album \(a) is missing") }
+                        album.title = LiveSpeedData.albumTitle(a, round: round)
+                        try album.update(db)
+                    }
+                }
+            }
         }
 
         func observeTitle(ofSong i: Int, as index: Int, into deliveries: Deliveries) -> Task<Void, Never> {
