@@ -37,6 +37,7 @@ public enum CabinetEngine: Engine {
     public static func supports(_ workload: Workload) -> Bool { true }
 
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
+        if workload.isObservation { return try runLive(workload, sizes: sizes, directory: directory) }
         if workload.needsIndexes { return try runIndexed(workload, sizes: sizes, directory: directory) }
         let store = try open(directory)
         defer { store.close() }
@@ -116,7 +117,7 @@ public enum CabinetEngine: Engine {
             for song in try readBack.readReferences(to: Song.self) {
                 outcome.add(UInt64(song.rowID - 2))
             }
-        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse, .observeObjects, .observeQueries, .observeIdle:
             throw SpeedTestError.unsupported(workload, by: name)   // runIndexed's
         }
         return outcome

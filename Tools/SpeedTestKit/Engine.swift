@@ -11,10 +11,12 @@ public protocol Engine: Sendable {
     /// Runs `workload` on the data in `directory`; this is what is timed.
     static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome
 
-    /// Whether the engine runs `workload` (issue 15's need indexes: Cabinet's and GRDB records').
+    /// Whether the engine runs `workload` (issue 15's and the observation workloads need indexes: Cabinet's and GRDB records').
     static func supports(_ workload: Workload) -> Bool
     /// Adds ``IndexedSpeedData``'s playlists to the songs of `indexed-insert` in `directory`.
     static func insertIndexedPlaylists(sizes: Sizes, directory: String) throws
+    /// Makes the observation workloads' library (``LiveSpeedData``) in `directory`.
+    static func prepareLive(sizes: Sizes, directory: String) throws
     /// The bytes the indexes take on disk in `directory`, for engines that have them.
     static func indexBytes(directory: String) throws -> Int?
 
@@ -40,6 +42,8 @@ extension Engine {
         case .indexedLibrary:
             _ = try run(.indexedInsert, sizes: sizes, directory: directory)
             try insertIndexedPlaylists(sizes: sizes, directory: directory)
+        case .liveLibrary:
+            try prepareLive(sizes: sizes, directory: directory)
         }
     }
 
@@ -47,6 +51,10 @@ extension Engine {
 
     public static func insertIndexedPlaylists(sizes: Sizes, directory: String) throws {
         throw SpeedTestError("\(name) has no indexed workloads")
+    }
+
+    public static func prepareLive(sizes: Sizes, directory: String) throws {
+        throw SpeedTestError("\(name) has no observation workloads")
     }
 
     public static func indexBytes(directory: String) throws -> Int? { nil }

@@ -73,6 +73,7 @@ public enum GRDBRecordEngine: Engine {
     public static func supports(_ workload: Workload) -> Bool { true }
 
     public static func run(_ workload: Workload, sizes: Sizes, directory: String) throws -> Outcome {
+        if workload.isObservation { return try runLive(workload, sizes: sizes, directory: directory) }
         if workload.needsIndexes { return try runIndexed(workload, sizes: sizes, directory: directory) }
         let queue = try open(directory)
         var outcome = Outcome()
@@ -155,7 +156,7 @@ public enum GRDBRecordEngine: Engine {
             }
             let firstID = items.first?.songId ?? 0
             for item in items { outcome.add(UInt64(item.songId - firstID)) }
-        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse, .observeObjects, .observeQueries, .observeIdle:
             throw SpeedTestError.unsupported(workload, by: name)   // runIndexed's
         }
         return outcome

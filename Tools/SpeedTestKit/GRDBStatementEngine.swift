@@ -118,7 +118,7 @@ public enum GRDBStatementEngine: Engine {
                 let firstID = ids.first ?? 0
                 for id in ids { outcome.add(UInt64(id - firstID)) }
             }
-        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse, .observeObjects, .observeQueries, .observeIdle:
             throw SpeedTestError.unsupported(workload, by: name)
         }
         return outcome

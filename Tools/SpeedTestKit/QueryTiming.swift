@@ -4,13 +4,29 @@ import Foundation
 ///
 /// Opening the store is left out (a child opens it once, an app once per
 /// launch), so the time per query is the queries' wall time over their count.
+///
+/// An observation workload's timed part is its deliveries (``LiveSpeedData``):
+/// `seconds` is what observing added to the commit's time (`commitSeconds`
+/// less `plainCommitSeconds`, the same commit's with no observation
+/// registered) plus the wait from its return until every observation
+/// delivered (`afterReturnSeconds`).
 public struct QueryTiming: Codable, Sendable {
     public var count: Int
     public var seconds: Double
+    /// The observed commit's time, from its call to its return.
+    public var commitSeconds: Double?
+    /// The same commit's time with no observation registered.
+    public var plainCommitSeconds: Double?
+    /// From the observed commit's return until the last delivery (0 if every value came before it returned).
+    public var afterReturnSeconds: Double?
 
-    public init(count: Int, seconds: Double) {
+    public init(count: Int, seconds: Double, commitSeconds: Double? = nil, plainCommitSeconds: Double? = nil,
+                afterReturnSeconds: Double? = nil) {
         self.count = count
         self.seconds = seconds
+        self.commitSeconds = commitSeconds
+        self.plainCommitSeconds = plainCommitSeconds
+        self.afterReturnSeconds = afterReturnSeconds
     }
 
     /// The mean wall time of one query, in milliseconds.

@@ -137,7 +137,7 @@ struct RawRedisRun {
                     outcome.add(UInt64(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 + 4 * i, as: UInt32.self)) - 2))
                 }
             }
-        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse, .observeObjects, .observeQueries, .observeIdle:
             throw SpeedTestError.unsupported(workload, by: RawRedisEngine.name)
         }
         return outcome

@@ -193,7 +193,7 @@ public enum RawTokyoCabinetEngine: Engine {
                 let rowID = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4 + 4 * i, as: UInt32.self))
                 outcome.add(UInt64(rowID - 2))
             }
-        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse, .observeObjects, .observeQueries, .observeIdle:
             throw SpeedTestError.unsupported(workload, by: name)
         }
         return outcome

@@ -74,7 +74,14 @@ public func runPlan(_ plan: Plan, progress: (PlanProgress) -> Void) throws -> [R
             summary.cpuSeconds = median(runs.map(\.cpuSeconds))
             summary.rssBytes = Int(median(runs.map { Double($0.rssBytes) }))
             if let timing = last.outcome.queries {
-                summary.outcome.queries = QueryTiming(count: timing.count, seconds: median(runs.map { $0.outcome.queries?.seconds ?? 0 }))
+                let timings = runs.compactMap(\.outcome.queries)
+                func medianOf(_ part: KeyPath<QueryTiming, Double?>) -> Double? {
+                    let values = timings.compactMap { $0[keyPath: part] }
+                    return values.isEmpty ? nil : median(values)
+                }
+                summary.outcome.queries = QueryTiming(count: timing.count, seconds: median(timings.map(\.seconds)),
+                                                      commitSeconds: medianOf(\.commitSeconds), plainCommitSeconds: medianOf(\.plainCommitSeconds),
+                                                      afterReturnSeconds: medianOf(\.afterReturnSeconds))
             }
             results.append(Result(median: summary, samples: runs.count))
         }
@@ -113,7 +120,8 @@ func runChild(_ engine: String, _ workload: Workload, _ plan: Plan) throws -> Sa
 public func sizeArguments(_ sizes: Sizes) -> [String] {
     ["--songs", "\(sizes.songs)", "--complex-songs", "\(sizes.complexSongs)", "--playlists", "\(sizes.playlists)",
      "--playlist-size", "\(sizes.playlistSize)", "--buffer-references", "\(sizes.bufferReferences)",
-     "--indexed-playlists", "\(sizes.indexedPlaylists)", "--queries", "\(sizes.queries)"]
+     "--indexed-playlists", "\(sizes.indexedPlaylists)", "--queries", "\(sizes.queries)",
+     "--live-songs", "\(sizes.liveSongs)", "--observations", "\(sizes.observations)"]
 }
 
 /// Runs a child to completion; its standard output, or an error with its output if it failed.

@@ -106,7 +106,7 @@ public struct SpeedChart: Sendable {
     var sizeLine: String {
         var line = "\(grouped(sizes.songs)) songs (simple, indexed); \(grouped(sizes.complexSongs)) songs and "
             + "\(grouped(sizes.playlists)) playlists of \(sizes.playlistSize) (complex); a buffer of \(grouped(sizes.bufferReferences)); "
-            + "\(grouped(sizes.queries)) queries · median of \(repetitions) run\(repetitions == 1 ? "" : "s")"
+            + "\(grouped(sizes.queries)) queries; \(grouped(sizes.liveSongs)) songs and \(grouped(sizes.observations)) observations (observe) · median of \(repetitions) run\(repetitions == 1 ? "" : "s")"
         if sync { line += " · Tokyo Cabinet engines fsync every commit" }
         return line
     }
@@ -181,7 +181,13 @@ func chartGroups(_ results: [Result]) -> [ChartGroup] {
         let rows = samples.map(\.median)
         let base = rows.first { $0.engine == CabinetEngine.name }.map(comparedTime)
         var title = "\(workload.rawValue) — \(header(workload, first.median)), median of \(first.samples)"
-        if workload.isQuery { title += ", time per query" }
+        if workload == .observeIdle {
+            title += ", the commit's time"
+        } else if workload.isObservation {
+            title += ", time per observation"
+        } else if workload.isQuery {
+            title += ", time per query"
+        }
         if base == nil {
             title += " — Cabinet did not run it: no ratio"
         } else if base == 0 {
@@ -189,7 +195,8 @@ func chartGroups(_ results: [Result]) -> [ChartGroup] {
         }
         let bars = rows.map { row -> ChartBar in
             let time = comparedTime(row)
-            let shown = workload.isQuery ? milliseconds(time) + "/query" : duration(time)
+            let unit = workload == .observeIdle ? "" : workload.isObservation ? "/observation" : "/query"
+            let shown = workload.isQuery ? milliseconds(time) + unit : duration(time)
             guard let base, base > 0, time > 0, time.isFinite else { return ChartBar(engine: row.engine, label: shown, ratio: nil) }
             return ChartBar(engine: row.engine, label: "\(shown) · \(ratioLabel(time / base))", ratio: time / base)
         }

@@ -32,6 +32,16 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case fulltext
     /// `queries` queries for the playlists (of `indexedPlaylists`) that hold one song.
     case inverse
+    /// `observations` one-object observations of songs that one commit of
+    /// 10,000 retitles (``LiveSpeedData``): what observing adds to the commit,
+    /// and the wait after it until every new value is delivered (``QueryTiming``).
+    case observeObjects = "observe-objects"
+    /// `observations` observed range queries of ~1,000 songs, each of whose
+    /// results the same commit changes; timed as `observe-objects`.
+    case observeQueries = "observe-queries"
+    /// `10 × observations` one-object observations of songs, and a commit of the
+    /// albums, another class: the commit's time with them against without.
+    case observeIdle = "observe-idle"
 
     /// The data a workload needs before it is timed, made in a process of its own.
     public var preparation: Preparation {
@@ -42,13 +52,20 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .namedBuffer: return .bufferSongs
         case .indexedInsert: return .none
         case .indexedEqual, .indexedRange, .fulltext, .inverse: return .indexedLibrary
+        case .observeObjects, .observeQueries, .observeIdle: return .liveLibrary
         }
     }
 
-    /// Whether the workload times queries one by one (its report gives the time per query).
-    public var isQuery: Bool { preparation == .indexedLibrary }
+    /// Whether the workload times a part of its run, counted in queries (its
+    /// report gives the time per query): the queries of an indexed workload,
+    /// or an observation workload's deliveries (its commit, for `observe-idle`).
+    public var isQuery: Bool { preparation == .indexedLibrary || isObservation }
 
-    /// Whether the workload is one of issue 15's, which need indexes.
+    /// Whether the workload observes live data (``LiveSpeedData``).
+    public var isObservation: Bool { preparation == .liveLibrary }
+
+    /// Whether the workload needs indexes (issue 15's, and the live ones, whose
+    /// range queries are indexed): Cabinet and GRDB records run them.
     public var needsIndexes: Bool { self == .indexedInsert || isQuery }
 
     /// How many objects the workload handles, for the report.
@@ -62,6 +79,8 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .namedBuffer: return sizes.bufferReferences
         case .indexedInsert: return sizes.songs
         case .indexedEqual, .indexedRange, .fulltext, .inverse: return sizes.queries
+        case .observeObjects, .observeQueries: return sizes.observations
+        case .observeIdle: return LiveSpeedData.idleObservations(sizes)
         }
     }
 }
@@ -71,6 +90,8 @@ public enum Preparation: Sendable {
     case none, simpleSongs, complexStore, bufferSongs
     /// `indexed-insert`'s songs and `indexedPlaylists` playlists of them (``IndexedSpeedData``).
     case indexedLibrary
+    /// `liveSongs` songs with an index on seconds, and albums (``LiveSpeedData``).
+    case liveLibrary
 }
 
 /// Whether the Tokyo Cabinet engines make every commit durable against power
@@ -92,6 +113,11 @@ public struct Sizes: Codable, Sendable, Equatable {
     public var indexedPlaylists = 10_000
     /// Queries each query workload times; not scaled: a quick run's queries find as much.
     public var queries = 1_000
+    /// Songs of the observation workloads' library (``LiveSpeedData``).
+    public var liveSongs = 100_000
+    /// Observations of `observe-objects` and `observe-queries` (ten times as many
+    /// in `observe-idle`); not scaled, as `queries`.
+    public var observations = 1_000
 
     public init() {}
 
@@ -103,6 +129,7 @@ public struct Sizes: Codable, Sendable, Equatable {
         result.playlists = max(1, playlists / divisor)
         result.bufferReferences = max(1, bufferReferences / divisor)
         result.indexedPlaylists = max(1, indexedPlaylists / divisor)
+        result.liveSongs = max(1, liveSongs / divisor)
         return result
     }
 

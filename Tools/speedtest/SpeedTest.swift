@@ -24,6 +24,8 @@ struct SizeOptions: ParsableArguments {
     @Option(help: "References in the named buffer.") var bufferReferences: Int?
     @Option(help: "Playlists of the indexed library (inverse), of playlist-size songs each.") var indexedPlaylists: Int?
     @Option(help: "Queries each query workload times (indexed-equal, indexed-range, fulltext, inverse).") var queries: Int?
+    @Option(help: "Songs of the observation workloads' library (observe-*).") var liveSongs: Int?
+    @Option(help: "Observations of observe-objects and observe-queries (observe-idle has ten times as many).") var observations: Int?
 
     func sizes(base: Sizes) -> Sizes {
         var sizes = base
@@ -34,11 +36,13 @@ struct SizeOptions: ParsableArguments {
         if let bufferReferences { sizes.bufferReferences = bufferReferences }
         if let indexedPlaylists { sizes.indexedPlaylists = indexedPlaylists }
         if let queries { sizes.queries = queries }
+        if let liveSongs { sizes.liveSongs = liveSongs }
+        if let observations { sizes.observations = observations }
         return sizes
     }
 
     func validate() throws {
-        for value in [songs, complexSongs, playlists, playlistSize, bufferReferences, indexedPlaylists, queries].compactMap({ $0 }) where value < 1 {
+        for value in [songs, complexSongs, playlists, playlistSize, bufferReferences, indexedPlaylists, queries, liveSongs, observations].compactMap({ $0 }) where value < 1 {
             throw ValidationError("sizes must be at least 1")
         }
     }

@@ -64,7 +64,11 @@ final class ObservationHub: Sendable {
     }
 
     private let state = Locked(State())
-    private let queue = DispatchQueue(label: "Cabinet.StorePool.observe", qos: .userInitiated, attributes: .concurrent)
+    /// Below the pool's blocks (`.userInitiated`), and below the tasks that wait
+    /// for them: on Linux a QoS is a global queue of its own, whose few threads
+    /// take blocks in order, and on theirs a commit's caller was resumed only
+    /// once every run the commit started had run (a thousand queries: seconds).
+    private let queue = DispatchQueue(label: "Cabinet.StorePool.observe", qos: .utility, attributes: .concurrent)
 
     /// Whether any observation is registered: without one, a commit costs this check alone.
     var isEmpty: Bool { state.withLock { $0.observations.isEmpty } }

@@ -37,8 +37,8 @@ import Testing
             }
         case .namedBuffer:
             for i in 0..<sizes.bufferReferences { outcome.add(UInt64(i)) }
-        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse:
-            break   // IndexedWorkloadTests
+        case .indexedInsert, .indexedEqual, .indexedRange, .fulltext, .inverse, .observeObjects, .observeQueries, .observeIdle:
+            break   // IndexedWorkloadTests, LiveWorkloadTests
         }
         return outcome
     }
@@ -108,6 +108,8 @@ import Testing
         #expect(quick.bufferReferences == 10_000)
         #expect(quick.indexedPlaylists == 1_000)
         #expect(quick.queries == 1_000)
+        #expect(quick.liveSongs == 10_000)
+        #expect(quick.observations == 1_000)
     }
 
     @Test func theJSONReportHasTheDocumentedKeys() throws {
