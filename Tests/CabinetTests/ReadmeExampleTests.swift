@@ -60,7 +60,7 @@ import Testing
     }
 
     /// No page a user reads tells the project's history.
-    @Test(arguments: ["README.md", "docs/GUIDE.md", "docs/SERVICES.md", "docs/OPERATIONS.md", "docs/MODEL.md", "docs/FUZZING.md"])
+    @Test(arguments: ["README.md", "docs/GUIDE.md", "docs/SERVICES.md", "docs/OPERATIONS.md", "docs/MODEL.md", "docs/FUZZING.md", "BENCHMARKS.md"])
     func userPagesCarryNoDiary(page: String) throws {
         let text = try String(contentsOfFile: Self.root + "/" + page, encoding: .utf8).lowercased()
         for word in ["session", "issue #", "issue 1", "issue 2", "issue 3", "issue 4", "issue 5", "issue 6", "issue 7", "issue 8", "issue 9"] {
