@@ -32,14 +32,16 @@ package final class JournaledCommit: Sendable {
         let tableCount = batch.tableNames.count { batch.changes(ofTable: $0) != nil }
         guard tableCount > 0 else { return }
         let services = backend.services
-        // Announced to readers in other processes when the commit lock is let go, even if it failed part way.
-        (services as? any AnnouncesCommits)?.willCommit(tables: batch.tableNames)
+        // Readers in other processes hear of a commit that changed tables (see `AnnouncesCommits`), not of one that failed whole.
+        let announce = { (services as? any AnnouncesCommits)?.willCommit(tables: batch.tableNames) }
         guard services.needsJournal, tableCount > 1 else {
             // One table, or tables the backend commits together (Redis): no journal.
             do {
                 try applyInTransactions(batch, to: backend)
+                announce()
             } catch let failure as PartialCommit {
                 guard failure.committedTables > 0 else { throw failure.error }
+                announce()
                 // Only a backend that can neither journal nor commit its tables
                 // together gets here: what committed stays, and it says so.
                 throw CabinetError.saveNotFinished(path: backend.path, reason: "\(failure.committedTables) of \(tableCount) tables took their part before this failed: \(failure.error)")
@@ -59,6 +61,7 @@ package final class JournaledCommit: Sendable {
             if (try? services.removeJournal()) != nil { throw error }
         }
         // From here the journal is the batch: it is replayed at the next open if need be.
+        announce()
         do {
             try applyInTransactions(batch, to: backend)
         } catch let failure as PartialCommit {
@@ -87,7 +90,7 @@ package final class JournaledCommit: Sendable {
             return nil
         }
         let location = RecordLocation(file: services.journalLocation)
-        (services as? any AnnouncesCommits)?.willChangeEverything()
+        let announce = { (services as? any AnnouncesCommits)?.willChangeEverything() }
         do {
             try applyInTransactions(to: backend) { table in
                 // Records come table by table: the last table is asked for first.
@@ -98,9 +101,11 @@ package final class JournaledCommit: Sendable {
                 }
             }
         } catch let failure as PartialCommit {
+            if failure.committedTables > 0 { announce() }
             unfinished.withLock { $0 = true }
             throw failure.error
         }
+        announce()
         try services.removeJournal()
         unfinished.withLock { $0 = false }
         return bytes.count

@@ -101,24 +101,33 @@ package protocol AnnouncesCommits: AnyObject {
 /// current hold of the commit lock changed, announced when the hold ends.
 /// Used under the commit lock's in-process lock, by one thread at a time.
 final class CommitAnnouncer {
-    private var fd: Int32
-    private var number: UInt64
+    /// The store directory's descriptor (owned by the store lock, open as long as this).
+    private let directory: Int32
+    /// The file, once opened: at the first announcement, so that an open that
+    /// commits nothing (a store from a Mac, looked at) writes nothing.
+    private var fd: Int32 = -1
+    private var number: UInt64 = 0
     /// Tables changed in the current hold; `nil` inside `changedAll`.
     private var changed: Set<String>? = []
     private var hasChanges = false
 
-    /// Opens (or makes) the file in the store directory open as `directory`;
-    /// `nil` if it cannot (readers then wait for announcements that do not come:
-    /// they see changes at their next read).
-    init?(directory: Int32) {
-        var fd = openat(directory, CommitAnnouncements.fileName, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
-        if fd < 0 && errno == ENOENT {
-            fd = openat(directory, CommitAnnouncements.fileName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    init(directory: Int32) {
+        self.directory = directory
+    }
+
+    /// Opens (or makes) the file; `false` if it cannot (readers then see
+    /// changes at their next read, not when they happen).
+    private func open() -> Bool {
+        if fd >= 0 { return true }
+        var opened = openat(directory, CommitAnnouncements.fileName, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        if opened < 0 && errno == ENOENT {
+            opened = openat(directory, CommitAnnouncements.fileName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         }
-        guard fd >= 0 else { return nil }
-        self.fd = fd
+        guard opened >= 0 else { return false }
+        fd = opened
         // Numbers go on from the last writer's, so a watching reader sees them rise.
         number = CommitAnnouncements.read(fd)?.number ?? 0
+        return true
     }
 
     func changed(tables names: some Sequence<String>) {
@@ -133,12 +142,15 @@ final class CommitAnnouncer {
 
     /// At the end of a hold of the commit lock: announces what it changed, if anything.
     func announce() {
-        guard hasChanges, fd >= 0 else { return }
+        guard hasChanges else { return }
+        defer {
+            hasChanges = false
+            changed = []
+        }
+        guard open() else { return }
         number &+= 1
         let bytes = CommitAnnouncements.Announcement(number: number, tables: changed).encoded
         _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        hasChanges = false
-        changed = []
     }
 
     func close() {

@@ -150,6 +150,8 @@ private struct ImportSource {
                 catalog = try DirectoryFiles.read(path).map { try StoreCatalog(encoded: $0, file: path) }
             case StoreLock.fileName, CommitLock.fileName, CommitLock.turnFileName:
                 skipped.append("\(name): a lock file of the app that wrote the store")
+            case CommitAnnouncements.fileName:
+                skipped.append("\(name): the last commit's announcement to readers, not part of the data")
             case ".DS_Store":
                 skipped.append("\(name): the Mac Finder's folder settings")
             case _ where name.hasPrefix("._"):
