@@ -79,9 +79,6 @@ final class ObservationHub: Sendable {
     /// Observations registered now (for tests).
     var count: Int { state.withLock { $0.observations.count } }
 
-    /// The commits published so far.
-    var version: UInt64 { state.withLock { $0.version } }
-
     /// A new observation's ID, for its consumer to cancel it by (``cancel(_:)``) before it is registered.
     func reserveID() -> Int {
         state.withLock { state in

@@ -48,10 +48,6 @@ struct ReadRegion: Sendable {
         tables[name, default: TableRegion()].keys.insert(Array(key))
     }
 
-    mutating func read(keys: [[UInt8]], inTable name: String) {
-        tables[name, default: TableRegion()].keys.formUnion(keys)
-    }
-
     mutating func read(rows: [UInt32], inTable name: String) {
         var part = tables[name] ?? TableRegion()
         for row in rows { part.keys.insert(withUnsafeBytes(of: row.littleEndian, Array.init)) }

@@ -47,8 +47,6 @@ extension TokyoCabinetBackend {
     /// ``replaceContents(with:formatMarker:)``, reporting the records copied into the folder.
     public func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
         try checkWritable("a restore needs to write")
-        // Every table may change: readers in other processes hear so when the swap's hold of the commit lock ends.
-        willChangeEverything()
         let staging = restoreStagingPath
         try? FileManager.default.removeItem(atPath: staging + ".partial")
         do {

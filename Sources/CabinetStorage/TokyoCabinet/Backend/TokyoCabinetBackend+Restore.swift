@@ -28,6 +28,9 @@ extension TokyoCabinetBackend {
         let manifestPath = staging + "/" + TokyoCabinetBackend.restoreManifestName
         if DirectoryFiles.exists(manifestPath) {
             let names = try restoreManifest(at: manifestPath)
+            // Every table may change, here or at the open that finishes a killed restore: readers
+            // in other processes hear so when this hold of the commit lock ends.
+            willChangeEverything()
             let backupTables = names.subtracting([TokyoCabinetBackend.catalogFileName])
             for name in try tableNames() where !backupTables.contains(name) {
                 tables.removeValue(forKey: name)?.close()
