@@ -224,7 +224,10 @@ final class PoolCore: Sendable {
     /// write (``OtherWritersBackend``), as the backend hears of them.
     func publishOthersSaves() {
         let classes = Set(template.classes.map(\.name))
-        if let watched = template.backend as? any CommitWatchingBackend {
+        // A closure's weak reference gives the core a side table, which LeakSanitizer
+        // reports when the core is still alive at exit (it can't follow the core's tagged
+        // pointer to it): the closure is made only where the backend keeps it.
+        if let watched = template.backend as? any CommitWatchingBackend, template.backend.services.isReadOnly {
             // A read-only pool over a store a writer in another process changes.
             watched.watchCommits { [weak self] save in self?.publish(SaveSummary(othersSave: save, classes: classes), fromAnotherProcess: true) }
         }
