@@ -28,6 +28,32 @@ import Testing
         #expect(Self.key(9).withUnsafeBytes { changes.contains($0) } == false)
     }
 
+    /// Its key index starts small and grows as keys come: every size on the way
+    /// finds each key's last change, as a dictionary of the same changes does.
+    @Test func anIndexedTableFindsEveryKeyAsItGrowsFromEmpty() {
+        var generator = SystemRandomNumberGenerator()
+        var changes = TableChanges(), model: [[UInt8]: [UInt8]?] = [:], order: [[UInt8]] = []
+        for step in 0..<5_000 {
+            // Row keys mostly, some of 0 to 7 bytes, some long; about one in six seen before.
+            let length = [4, 4, 4, 0, 1, 3, 7, 9][Int.random(in: 0..<8, using: &generator)]
+            let key = step % 6 == 5 && !order.isEmpty ? order[Int.random(in: 0..<order.count, using: &generator)]
+                : (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let value: [UInt8]? = step % 7 == 0 ? nil : [UInt8(truncatingIfNeeded: step)]
+            let replaced = changes.set(key, to: value)
+            #expect(replaced == (model[key] != nil), "step \(step)")
+            if model[key] == nil { order.append(key) }
+            model[key] = .some(value)
+            if step.nonzeroBitCount == 1 || step == 4_999 {
+                #expect(changes.count == model.count, "step \(step)")
+                for (known, last) in model {
+                    let found: [UInt8]?? = known.withUnsafeBytes { key in changes.withChange(of: key) { $0.map(Array.init) } }
+                    #expect(found == .some(last), "step \(step), key \(known)")
+                }
+            }
+        }
+        #expect(changes.keys == order, "each key once, in the order first changed")
+    }
+
     @Test func anUnindexedTableIsALogWhoseLookupsFindTheLastChange() {
         var changes = TableChanges(indexed: false)
         changes.set(Self.key(2), to: [1])

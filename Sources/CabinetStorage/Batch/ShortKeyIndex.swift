@@ -84,14 +84,14 @@ package struct ShortKeyIndex: Sendable {
 
     /// Makes room for `count` keys without growing (each growth places every key again).
     package mutating func reserveCapacity(_ count: Int) {
-        var capacity = max(1024, keys.count)
+        var capacity = max(16, keys.count)
         while 2 * count > capacity { capacity *= 2 }
         guard capacity > keys.count else { return }
         rehash(to: capacity)
     }
 
     private mutating func grow() {
-        rehash(to: max(1024, keys.count * 2))
+        rehash(to: max(16, keys.count * 2))
     }
 
     private mutating func rehash(to capacity: Int) {
