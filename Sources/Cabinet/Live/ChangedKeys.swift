@@ -12,13 +12,21 @@ final class ChangedKeys {
     /// The keys a commit changed in one table.
     final class TableKeys {
         let whole: Bool
+        /// Every key changed (row keys too: a range check needs them all).
         let keys: Set<[UInt8]>
+        /// The row keys among `keys` (four bytes, little-endian), as numbers.
+        let rows: Set<UInt32>
         /// `keys` in ascending order, made on the first range check.
         private var sorted: [[UInt8]]?
 
-        init(whole: Bool, keys: Set<[UInt8]>) {
+        init(whole: Bool, keys: Set<[UInt8]>, rows: Set<UInt32>? = nil) {
             self.whole = whole
             self.keys = keys
+            self.rows = rows ?? Set(keys.lazy.filter { $0.count == 4 }.map(TableKeys.row))
+        }
+
+        static func row(_ key: [UInt8]) -> UInt32 {
+            key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
         }
 
         /// Whether a changed key lies from `lower` up to, not including, `upper` (`nil`: no end).
@@ -76,12 +84,13 @@ final class ChangedKeys {
         switch source {
         case .batch(let batch):
             keys = batch.changes(ofTable: name).flatMap { changes in
-                var set = Set<[UInt8]>(minimumCapacity: changes.count)
+                var set = Set<[UInt8]>(minimumCapacity: changes.count), rows = Set<UInt32>()
                 changes.forEachChange { key, _, _ in
                     set.insert(Array(key))
+                    if key.count == 4 { rows.insert(UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))) }
                     return true
                 }
-                return set.isEmpty ? nil : TableKeys(whole: false, keys: set)
+                return set.isEmpty ? nil : TableKeys(whole: false, keys: set, rows: rows)
             }
         case .othersSave(let save):
             if save.wholeStore {

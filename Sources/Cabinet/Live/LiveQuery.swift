@@ -24,18 +24,19 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
     let core: PoolCore
     /// Runs the query once in `store`, recording into the recorder.
     let evaluate: @Sendable (_ store: ObjectStore, _ recorder: RegionRecorder) throws -> Value
-    let hashesValues: Bool
+    /// The table whose records the recorder hashes (a results observation's class); `nil`: none.
+    let hashedTable: String?
     /// Whether a run whose value equals the last run's delivers nothing (``removingDuplicates()``).
     var skipsRepeats: (@Sendable (Value, Value) -> Bool)?
 
-    init(core: PoolCore, evaluate: @escaping @Sendable (ObjectStore, RegionRecorder) throws -> Value, hashesValues: Bool) {
+    init(core: PoolCore, evaluate: @escaping @Sendable (ObjectStore, RegionRecorder) throws -> Value, hashedTable: String?) {
         self.core = core
         self.evaluate = evaluate
-        self.hashesValues = hashesValues
+        self.hashedTable = hashedTable
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: ObservationStream.start(core: core, hashesValues: hashesValues, skipping: skipsRepeats, evaluate).makeAsyncIterator())
+        Iterator(base: ObservationStream.start(core: core, hashedTable: hashedTable, skipping: skipsRepeats, evaluate).makeAsyncIterator())
     }
 
     /// The same query, delivering a value only when it differs from the one
@@ -67,14 +68,14 @@ public struct LiveQuery<Value: Sendable>: AsyncSequence, Sendable {
 enum ObservationStream {
     /// Registers an observation with the pool's hub and returns the stream of
     /// its values: at most one waits to be read (the newest).
-    static func start<Value: Sendable>(core: PoolCore, hashesValues: Bool, skipping isRepeat: (@Sendable (Value, Value) -> Bool)?,
+    static func start<Value: Sendable>(core: PoolCore, hashedTable: String?, skipping isRepeat: (@Sendable (Value, Value) -> Bool)?,
                                        _ evaluate: @escaping @Sendable (ObjectStore, RegionRecorder) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
         let last = isRepeat.map { _ in LastValue<Value>() }
         let hub = core.hub
         let id = hub.reserveID()
         continuation.onTermination = { _ in hub.cancel(id) }
-        hub.register(id: id, hashesValues: hashesValues, evaluate: { recorder, seen in
+        hub.register(id: id, hashedTable: hashedTable, evaluate: { recorder, seen in
             do {
                 try core.admit()
             } catch {

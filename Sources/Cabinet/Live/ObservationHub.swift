@@ -11,7 +11,8 @@ final class LiveObservation: @unchecked Sendable {
     typealias Evaluation = @Sendable (_ recorder: RegionRecorder, _ seen: @escaping @Sendable () -> Void) -> Bool
 
     let id: Int
-    let hashesValues: Bool
+    /// The table whose records the recorder hashes (a results observation's class); `nil`: none.
+    let hashedTable: String?
     let evaluate: Evaluation
     /// Called once when the observation ends without an error of its own (cancelled or the pool closed).
     let finish: @Sendable () -> Void
@@ -29,9 +30,9 @@ final class LiveObservation: @unchecked Sendable {
     /// it read, once it knows (at most ``ObservationHub/missedLimit``, then it simply runs again).
     var missed: [(version: UInt64, changes: ChangedKeys)] = []
 
-    init(id: Int, hashesValues: Bool, evaluate: @escaping Evaluation, finish: @escaping @Sendable () -> Void) {
+    init(id: Int, hashedTable: String?, evaluate: @escaping Evaluation, finish: @escaping @Sendable () -> Void) {
         self.id = id
-        self.hashesValues = hashesValues
+        self.hashedTable = hashedTable
         self.evaluate = evaluate
         self.finish = finish
     }
@@ -91,10 +92,10 @@ final class ObservationHub: Sendable {
     /// is closed, calls `finish` instead. A consumer that went away before this
     /// call (``cancel(_:)`` found nothing) ends it at its first run, whose value
     /// its stream no longer takes.
-    func register(id: Int, hashesValues: Bool, evaluate: @escaping LiveObservation.Evaluation, finish: @escaping @Sendable () -> Void) {
+    func register(id: Int, hashedTable: String?, evaluate: @escaping LiveObservation.Evaluation, finish: @escaping @Sendable () -> Void) {
         let observation: LiveObservation? = state.withLock { state in
             guard !state.isClosed else { return nil }
-            let observation = LiveObservation(id: id, hashesValues: hashesValues, evaluate: evaluate, finish: finish)
+            let observation = LiveObservation(id: id, hashedTable: hashedTable, evaluate: evaluate, finish: finish)
             state.observations[id] = observation
             observation.isDirty = true
             return observation
@@ -176,7 +177,7 @@ final class ObservationHub: Sendable {
     }
 
     private func run(_ observation: LiveObservation) {
-        let recorder = RegionRecorder(hashesValues: observation.hashesValues)
+        let recorder = RegionRecorder(hashingValuesOf: observation.hashedTable)
         // Called by the run while it holds the pool's read lock: no commit is being written then.
         let seen: @Sendable () -> Void = { [state] in
             state.withLock { state in observation.seen = state.version }

@@ -15,16 +15,33 @@ struct ReadRegion: Sendable {
     struct TableRegion: Sendable {
         /// Every key: a change anywhere in the table touches the region.
         var whole = false
-        /// Keys looked up, found or not (a key that was missing may be inserted).
+        /// Row keys (four bytes, little-endian) looked up, found or not, as
+        /// numbers: a query's rows cost no allocation each.
+        var rows: Set<UInt32> = []
+        /// Other keys looked up, found or not (a key that was missing may be inserted).
         var keys: Set<[UInt8]> = []
         /// Key ranges scanned: from `lower` up to, not including, `upper` (`nil`: the table's end).
         var ranges: [(lower: [UInt8], upper: [UInt8]?)] = []
 
+        /// Whether it holds nothing: the table was not read.
+        var isEmpty: Bool { !whole && rows.isEmpty && keys.isEmpty && ranges.isEmpty }
+
+        mutating func read(key: UnsafeRawBufferPointer) {
+            if key.count == 4 { rows.insert(UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))) } else { keys.insert(Array(key)) }
+        }
+
         /// Whether a commit that changed `changed` in this table touches this part.
         func isTouched(by changed: ChangedKeys.TableKeys) -> Bool {
             if whole || changed.whole { return true }
+            // The smaller side probes the larger.
+            if !rows.isEmpty && !changed.rows.isEmpty {
+                if rows.count <= changed.rows.count {
+                    for row in rows where changed.rows.contains(row) { return true }
+                } else {
+                    for row in changed.rows where rows.contains(row) { return true }
+                }
+            }
             if !keys.isEmpty {
-                // The smaller side probes the larger.
                 if keys.count <= changed.keys.count {
                     for key in keys where changed.keys.contains(key) { return true }
                 } else {
@@ -45,13 +62,16 @@ struct ReadRegion: Sendable {
     func part(ofTable name: String) -> TableRegion? { tables[name] }
 
     mutating func read(key: UnsafeRawBufferPointer, inTable name: String) {
-        tables[name, default: TableRegion()].keys.insert(Array(key))
+        tables[name, default: TableRegion()].read(key: key)
     }
 
     mutating func read(rows: [UInt32], inTable name: String) {
-        var part = tables[name] ?? TableRegion()
-        for row in rows { part.keys.insert(withUnsafeBytes(of: row.littleEndian, Array.init)) }
-        tables[name] = part
+        tables[name, default: TableRegion()].rows.formUnion(rows)
+    }
+
+    /// Sets the part of table `name` (left out if empty).
+    mutating func set(_ part: TableRegion, ofTable name: String) {
+        tables[name] = part.isEmpty ? nil : part
     }
 
     mutating func read(from lower: [UInt8], below upper: [UInt8]?, inTable name: String) {

@@ -1,44 +1,83 @@
 import CabinetStorage
 
 /// Gathers what an observation's block reads, while it runs: the
-/// ``ReadRegion`` its tables' reads add up to, and, when asked, a hash of each
-/// record's bytes (for ``StorePool/observeResults(_:where:in:_:)`` to tell a
-/// row saved with other content). Used by the block's thread only.
+/// ``ReadRegion`` its tables' reads add up to, and, for one table when asked,
+/// a hash of each record's bytes (for ``StorePool/observeResults(_:where:in:_:)``
+/// to tell a row saved with other content). Used by the block's thread only.
 final class RegionRecorder {
+    /// What was read of one table: each ``RecordingTable`` keeps its own, so a
+    /// read costs no lookup by the table's name.
+    final class TablePart {
+        fileprivate unowned let recorder: RegionRecorder
+        fileprivate var region = ReadRegion.TableRegion()
+        /// Row → the hash of the record read, when this is the hashed table.
+        fileprivate var hashes: [UInt32: Int]?
+
+        fileprivate init(recorder: RegionRecorder, hashesValues: Bool) {
+            self.recorder = recorder
+            hashes = hashesValues ? [:] : nil
+        }
+
+        func read(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+            guard recorder.isRecording else { return }
+            if key.count == 4 {
+                read(row: UInt32(littleEndian: key.loadUnaligned(as: UInt32.self)), value: value)
+            } else {
+                region.keys.insert(Array(key))
+            }
+        }
+
+        func read(row: UInt32, value: UnsafeRawBufferPointer?) {
+            guard recorder.isRecording else { return }
+            region.rows.insert(row)
+            if hashes != nil, let value { hashes?[row] = RegionRecorder.hash(value) }
+        }
+
+        func read(from lower: [UInt8], below upper: [UInt8]?) {
+            guard recorder.isRecording else { return }
+            region.ranges.append((lower, upper))
+        }
+
+        func readAll() {
+            guard recorder.isRecording else { return }
+            region.whole = true
+        }
+    }
+
     /// Off while the context is made (it reads each class's metadata row, which
     /// the block did not ask for): on only around the block.
     var isRecording = false
-    private(set) var region = ReadRegion()
-    /// Table name → key → the hash of the value read, when ``hashesValues``.
-    private(set) var valueHashes: [String: [[UInt8]: Int]] = [:]
-    let hashesValues: Bool
+    /// The table whose records' hashes are kept; `nil`: none.
+    let hashedTable: String?
+    private var parts: [String: TablePart] = [:]
 
-    init(hashesValues: Bool) {
-        self.hashesValues = hashesValues
+    init(hashingValuesOf hashedTable: String?) {
+        self.hashedTable = hashedTable
     }
 
-    func read(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, inTable name: String) {
-        guard isRecording else { return }
-        region.read(key: key, inTable: name)
-        if hashesValues, let value { valueHashes[name, default: [:]][Array(key)] = Self.hash(value) }
+    /// The part of table `name`, made on first use (a context makes its table
+    /// views before the block runs: a part nothing was recorded in is no part of the region).
+    func part(ofTable name: String) -> TablePart {
+        if let part = parts[name] { return part }
+        let part = TablePart(recorder: self, hashesValues: name == hashedTable)
+        parts[name] = part
+        return part
     }
 
-    func read(from lower: [UInt8], below upper: [UInt8]?, inTable name: String) {
-        guard isRecording else { return }
-        region.read(from: lower, below: upper, inTable: name)
+    /// What the block read, table by table.
+    var region: ReadRegion {
+        var region = ReadRegion()
+        for (name, part) in parts { region.set(part.region, ofTable: name) }
+        return region
     }
 
-    func readAll(ofTable name: String) {
-        guard isRecording else { return }
-        region.readAll(ofTable: name)
-    }
-
-    /// The hash of the record of `row` in table `name` as the block read it; `nil` if it read none.
+    /// The hash of the record of `row` in table `name` as the block read it;
+    /// `nil` if it read none or `name` is not the hashed table.
     func valueHash(ofRow row: UInt32, inTable name: String) -> Int? {
-        valueHashes[name]?[withUnsafeBytes(of: row.littleEndian, Array.init)]
+        parts[name]?.hashes?[row]
     }
 
-    private static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
+    fileprivate static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
         var hasher = Hasher()
         hasher.combine(bytes: bytes)
         return hasher.finalize()
@@ -51,12 +90,12 @@ final class RegionRecorder {
 class RecordingTable: StorageTable {
     let base: any StorageTable
     let name: String
-    let recorder: RegionRecorder
+    let recorded: RegionRecorder.TablePart
 
     init(base: any StorageTable, name: String, recorder: RegionRecorder) {
         self.base = base
         self.name = name
-        self.recorder = recorder
+        recorded = recorder.part(ofTable: name)
     }
 
     var path: String { base.path }
@@ -64,14 +103,14 @@ class RecordingTable: StorageTable {
 
     var recordCount: Int {
         get throws {
-            recorder.readAll(ofTable: name)
+            recorded.readAll()
             return try base.recordCount
         }
     }
 
     var byteCount: UInt64 {
         get throws {
-            recorder.readAll(ofTable: name)
+            recorded.readAll()
             return try base.byteCount
         }
     }
@@ -80,35 +119,35 @@ class RecordingTable: StorageTable {
         var found = false
         let result = try base.withValue(forKey: key) { value in
             found = true
-            recorder.read(key: key, value: value, inTable: name)
+            recorded.read(key: key, value: value)
             return try body(value)
         }
-        if !found { recorder.read(key: key, value: nil, inTable: name) }
+        if !found { recorded.read(key: key, value: nil) }
         return result
     }
 
     func withValues(forKeys keys: [[UInt8]], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
         try base.withValues(forKeys: keys) { index, value in
-            keys[index].withUnsafeBytes { recorder.read(key: $0, value: value, inTable: name) }
+            keys[index].withUnsafeBytes { recorded.read(key: $0, value: value) }
             try body(index, value)
         }
     }
 
     func withValues(forRows rows: [UInt32], _ body: (Int, UnsafeRawBufferPointer?) throws -> Void) throws {
         try base.withValues(forRows: rows) { index, value in
-            withUnsafeBytes(of: rows[index].littleEndian) { recorder.read(key: $0, value: value, inTable: name) }
+            recorded.read(row: rows[index], value: value)
             try body(index, value)
         }
     }
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        recorder.readAll(ofTable: name)
+        recorded.readAll()
         try base.forEach(body)
     }
 
     func forEachRow(in rows: ClosedRange<UInt32>, _ body: (UInt32, UnsafeRawBufferPointer) throws -> Bool) throws {
         // Row keys are little-endian: a range of rows is no range of keys.
-        recorder.readAll(ofTable: name)
+        recorded.readAll()
         try base.forEachRow(in: rows, body)
     }
 
@@ -150,7 +189,7 @@ final class RecordingOrderedTable: RecordingTable, OrderedStorageTable {
             if let key = stoppedAt {
                 if descending { from = key } else { below = key + [0] }
             }
-            recorder.read(from: from, below: below, inTable: name)
+            recorded.read(from: from, below: below)
         }
         try ordered.forEach(from: lower, to: upper, descending: descending) { key, value in
             let more = try body(key, value)

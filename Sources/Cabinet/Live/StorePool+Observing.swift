@@ -27,7 +27,7 @@ extension StorePool {
     /// throws ``/CabinetStorage/CabinetError/readOnly(path:reason:)``, which
     /// ends the observation. See ``LiveQuery`` for how values are delivered.
     public func observe<Value: Sendable>(_ block: @escaping @Sendable (ObjectStore) throws -> Value) -> LiveQuery<Value> {
-        LiveQuery(core: core, evaluate: { store, _ in try block(store) }, hashesValues: false)
+        LiveQuery(core: core, evaluate: { store, _ in try block(store) }, hashedTable: nil)
     }
 
     /// One object: what `transform` makes of it now, and after every commit
@@ -72,7 +72,7 @@ extension StorePool {
             let objects = try store.fetch(type, where: keyPath, in: range)
             let rows = try objects.map(transform)
             return ObservedRows(rows: rows, identities: objects.map { RowIdentity(row: $0.rowID, content: recorder.valueHash(ofRow: $0.rowID, inTable: table)) })
-        }, hashesValues: true)
+        }, hashedTable: table)
         return LiveResults(query: query)
     }
 }
