@@ -65,15 +65,22 @@ enum TokyoCabinetTreeScan {
                         from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?,
                         nodes: TokyoCabinetTreeNodes, generation: Int, delivered: inout [UInt8]?, isCurrent: () -> Bool,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Outcome {
-        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path)
+        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path, nodes: nodes, generation: generation)
         guard let hdb = tree.hdb, let start = try leaf(of: lower, in: tree, nodes: nodes, generation: generation) else { return .unsettled }
-        return try walkLeaves(tree, hdb: hdb, from: start) { leafID, page, entries, links in
+        return try walkLeaves(tree, hdb: hdb, from: start, descending: false) { leafID, page, entries, links in
             let base = page.baseAddress!
             // Where the cursor lands in the first leaf; the following leaves are read whole.
-            let first = leafID == start ? lower.map { startIndex(of: $0, in: entries, page: page) } ?? 0 : 0
-            for entry in entries[min(first, entries.count)...] {
+            let first = leafID == start ? lower.map { min(startIndex(of: $0, in: entries, page: page), entries.count) } ?? 0 : 0
+            if leafID == start, let lower {
+                try checkStart(at: first, of: entries, page: page, bound: lower, leaf: leafID, links: links, descending: false, tree: tree, hdb: hdb)
+            }
+            for index in first..<entries.count {
+                let entry = entries[index]
                 let key = UnsafeRawBufferPointer(start: base + entry.key, count: entry.keySize)
-                if let upper, !orderedKeyPrecedes(key, upper) { return .finished }
+                if let upper, !orderedKeyPrecedes(key, upper) {
+                    try checkStop(at: index, of: entries, page: page, leaf: leafID, links: links, descending: false, tree: tree, hdb: hdb)
+                    return .finished
+                }
                 try deliver(key, into: &delivered, descending: false, tree: tree, leaf: leafID)
                 let value = UnsafeRawBufferPointer(start: base + entry.value, count: entry.valueSize)
                 if try !body(key, value) { return .finished }

@@ -10,12 +10,31 @@ extension TokyoCabinetTreeScan {
         let hdb: UnsafeMutablePointer<TCHDB>?
         let bigEndian: Bool
         let path: String
+        /// Where the leaves found in order are remembered, for `generation`.
+        let nodes: TokyoCabinetTreeNodes
+        let generation: Int
 
-        init(bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool, path: String) {
+        init(bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool, path: String, nodes: TokyoCabinetTreeNodes, generation: Int) {
             self.bdb = bdb
             hdb = bdb.pointee.hdb
             self.bigEndian = bigEndian
             self.path = path
+            self.nodes = nodes
+            self.generation = generation
+        }
+
+        /// Checks that the keys of leaf `id` ascend, once a generation: a leaf's
+        /// binary search trusts its order, and a damaged key out of order sends a
+        /// scan's start, or its end, past keys it should have delivered.
+        func checkOrder(ofLeaf id: UInt64, _ entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer) throws {
+            guard entries.count > 1, !nodes.isInOrder(leaf: id, generation: generation) else { return }
+            var before = UnsafeRawBufferPointer(rebasing: page[entries[0].key..<entries[0].value])
+            for entry in entries.dropFirst() {
+                let key = UnsafeRawBufferPointer(rebasing: page[entry.key..<entry.value])
+                guard orderedKeyPrecedes(before, key) else { throw damage(leaf: id, "keys out of order within the leaf") }
+                before = key
+            }
+            nodes.noteInOrder(leaf: id, generation: generation)
         }
 
         /// Calls `body` with the page of `key` and whether it lies in the map (its
@@ -70,23 +89,31 @@ extension TokyoCabinetTreeScan {
         case unsettled
     }
 
-    /// Walks the leaves from `start` while `visit` goes on: each leaf's page parsed
-    /// whole (damage throws, naming it), at most ``Tree/maxLeaves`` of them, so
-    /// that leaves linked in a circle end with an error.
-    static func walkLeaves(_ tree: Tree, hdb: UnsafeMutablePointer<TCHDB>, from start: UInt64,
+    /// Walks the leaves from `start` while `visit` goes on (along `next` links,
+    /// or `prev` links when `descending`): each leaf's page parsed whole (damage
+    /// throws, naming it), at most ``Tree/maxLeaves`` of them, so that leaves
+    /// linked in a circle end with an error. Each leaf after the first must link
+    /// back to the one before it: Tokyo Cabinet keeps both links, and a damaged
+    /// link that skipped leaves would otherwise drop their keys without a trace.
+    static func walkLeaves(_ tree: Tree, hdb: UnsafeMutablePointer<TCHDB>, from start: UInt64, descending: Bool,
                            _ visit: (_ leaf: UInt64, _ page: UnsafeRawBufferPointer, _ entries: UnsafeBufferPointer<Entry>,
                                      _ links: (prev: UInt64, next: UInt64)) throws -> LeafStep) throws -> Outcome {
         let leaves = LeafEntries(tree.bdb)
         var leafID = start
+        var cameFrom: UInt64?
         var steps = tree.maxLeaves
         while leafID != 0 {
             guard steps > 0 else { throw tree.damage(leaf: leafID, "leaves linked in a circle") }
             steps -= 1
-            let id = leafID
+            let id = leafID, before = cameFrom
             let step = try tree.withPage(leafKey(id), hdb: hdb) { page, _ in
                 let (prev, next, count) = try leaves.parse(page, leaf: id, tree: tree)
+                if let before, (descending ? next : prev) != before {
+                    throw tree.damage(leaf: id, "its link back names leaf \(descending ? next : prev), not leaf \(before) that links to it")
+                }
                 return try visit(id, page, UnsafeBufferPointer(rebasing: leaves.entries[0..<count]), (prev, next))
             }
+            cameFrom = id
             switch step {
             case .none, .unsettled?: return .unsettled   // not a file read here, or changed under the walk
             case .finished?: return .finished
@@ -94,6 +121,76 @@ extension TokyoCabinetTreeScan {
             }
         }
         return .finished
+    }
+
+    /// Calls `body` with the first key of leaf `id` (its last when `last`), `nil`
+    /// if it holds none, after checking that it links back to `neighbor`, the
+    /// leaf a scan came from (its `prev` for the first key, its `next` for the last).
+    static func withEdgeKey(ofLeaf id: UInt64, last: Bool, linkedTo neighbor: UInt64, tree: Tree, hdb: UnsafeMutablePointer<TCHDB>,
+                            _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
+        _ = try tree.withPage(leafKey(id), hdb: hdb) { page, _ in
+            try withUnsafeTemporaryAllocation(of: Entry.self, capacity: page.count / 3 + 1) { room in
+                guard let (prev, next, count) = parseLeaf(page, into: room) else {
+                    throw tree.damage(leaf: id, "a leaf that does not parse whole, or a key with duplicates")
+                }
+                try tree.checkOrder(ofLeaf: id, UnsafeBufferPointer(rebasing: room[0..<count]), page: page)
+                guard (last ? next : prev) == neighbor else {
+                    throw tree.damage(leaf: id, "its link names leaf \(last ? next : prev), not leaf \(neighbor) that links to it")
+                }
+                guard count > 0 else { return try body(nil) }
+                let entry = room[last ? count - 1 : 0]
+                try body(UnsafeRawBufferPointer(rebasing: page[entry.key..<entry.value]))
+            }
+        }
+    }
+
+    /// Checks that where a scan stopped is where a sound tree stops it: the key
+    /// at `index` of `entries` (the first past the scan's bound, in its direction)
+    /// must come before the key that follows it in that direction, in this leaf
+    /// or the linked one. A damaged key that reads as past the bound ends a scan
+    /// early, and the keys behind it would be missing from the answer, silently;
+    /// their order gives it away.
+    static func checkStop(at index: Int, of entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer, leaf: UInt64,
+                          links: (prev: UInt64, next: UInt64), descending: Bool, tree: Tree, hdb: UnsafeMutablePointer<TCHDB>) throws {
+        func key(_ index: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: page[entries[index].key..<entries[index].value])
+        }
+        let stop = key(index)
+        let inOrder: (UnsafeRawBufferPointer) -> Bool = { descending ? orderedKeyPrecedes($0, stop) : orderedKeyPrecedes(stop, $0) }
+        let following = descending ? index - 1 : index + 1
+        if following >= 0 && following < entries.count {
+            guard inOrder(key(following)) else { throw tree.damage(leaf: leaf, "the key a scan stopped at is out of order with the next") }
+            return
+        }
+        let neighbor = descending ? links.prev : links.next
+        guard neighbor != 0 else { return }
+        try withEdgeKey(ofLeaf: neighbor, last: descending, linkedTo: leaf, tree: tree, hdb: hdb) { next in
+            if let next, !inOrder(next) { throw tree.damage(leaf: leaf, "the key a scan stopped at is out of order with the next leaf's") }
+        }
+    }
+
+    /// Checks that a scan starts where a sound tree starts it: the key just before
+    /// its first one (at `first`, which may be just outside `entries`), against its
+    /// direction (in this leaf or the linked one), lies
+    /// on the other side of `bound`. A damaged separator or key that sent the scan
+    /// past some of its keys would otherwise leave them out, silently.
+    static func checkStart(at first: Int, of entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer, bound: UnsafeRawBufferPointer,
+                           leaf: UInt64, links: (prev: UInt64, next: UInt64), descending: Bool, tree: Tree,
+                           hdb: UnsafeMutablePointer<TCHDB>) throws {
+        // Ascending from `lower`: the key before must be below it; descending from
+        // below `upper`: the key after must not be below it.
+        let outside: (UnsafeRawBufferPointer) -> Bool = { descending ? !orderedKeyPrecedes($0, bound) : orderedKeyPrecedes($0, bound) }
+        let before = descending ? first + 1 : first - 1
+        if before >= 0 && before < entries.count {
+            let key = UnsafeRawBufferPointer(rebasing: page[entries[before].key..<entries[before].value])
+            guard outside(key) else { throw tree.damage(leaf: leaf, "a scan starts past keys within its range") }
+            return
+        }
+        let neighbor = descending ? links.next : links.prev
+        guard neighbor != 0 else { return }
+        try withEdgeKey(ofLeaf: neighbor, last: !descending, linkedTo: leaf, tree: tree, hdb: hdb) { key in
+            if let key, !outside(key) { throw tree.damage(leaf: leaf, "a scan starts past keys within its range, in the leaf before") }
+        }
     }
 
     /// Copies `key` into `delivered` (where a scan handed over to Tokyo Cabinet
@@ -132,6 +229,7 @@ extension TokyoCabinetTreeScan {
             guard let parsed = parseLeaf(page, into: entries) else {
                 throw tree.damage(leaf: id, "a leaf that does not parse whole, or a key with duplicates")
             }
+            try tree.checkOrder(ofLeaf: id, UnsafeBufferPointer(rebasing: entries[0..<parsed.count]), page: page)
             return parsed
         }
     }

@@ -10,7 +10,7 @@ extension TokyoCabinetTreeScan {
     /// read of a damaged index must stop here, with an error naming the page.
     static func value<R>(of key: UnsafeRawBufferPointer, in bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool, path: String,
                          nodes: TokyoCabinetTreeNodes, generation: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?? {
-        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path)
+        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path, nodes: nodes, generation: generation)
         guard let hdb = tree.hdb, let leafID = try leaf(of: key, in: tree, nodes: nodes, generation: generation) else { return nil }
         return try tree.withPage(leafKey(leafID), hdb: hdb) { page, _ -> R? in
             try withUnsafeTemporaryAllocation(of: Entry.self, capacity: page.count / 3 + 1) { room in
@@ -18,6 +18,7 @@ extension TokyoCabinetTreeScan {
                     throw tree.damage(leaf: leafID, "a leaf that does not parse whole, or a key with duplicates")
                 }
                 let entries = UnsafeBufferPointer(rebasing: room[0..<count])
+                try tree.checkOrder(ofLeaf: leafID, entries, page: page)
                 let index = startIndex(of: key, in: entries, page: page)
                 guard index < count else { return nil }
                 let entry = entries[index]
@@ -37,7 +38,7 @@ extension TokyoCabinetTreeScan {
                                   from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?,
                                   nodes: TokyoCabinetTreeNodes, generation: Int, delivered: inout [UInt8]?, isCurrent: () -> Bool,
                                   _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Outcome {
-        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path)
+        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path, nodes: nodes, generation: generation)
         guard let hdb = tree.hdb else { return .unsettled }
         let start: UInt64
         if let upper {
@@ -46,15 +47,21 @@ extension TokyoCabinetTreeScan {
         } else {
             start = bdb.pointee.last
         }
-        return try walkLeaves(tree, hdb: hdb, from: start) { leafID, page, entries, links in
+        return try walkLeaves(tree, hdb: hdb, from: start, descending: true) { leafID, page, entries, links in
             let base = page.baseAddress!
             // In the first leaf, below the first key not below `upper` (Tokyo Cabinet's jump, then one back).
             var index = leafID == start ? upper.map { min(startIndex(of: $0, in: entries, page: page), entries.count) } ?? entries.count : entries.count
+            if leafID == start, let upper {
+                try checkStart(at: index - 1, of: entries, page: page, bound: upper, leaf: leafID, links: links, descending: true, tree: tree, hdb: hdb)
+            }
             while index > 0 {
                 index -= 1
                 let entry = entries[index]
                 let key = UnsafeRawBufferPointer(start: base + entry.key, count: entry.keySize)
-                if let lower, orderedKeyPrecedes(key, lower) { return .finished }
+                if let lower, orderedKeyPrecedes(key, lower) {
+                    try checkStop(at: index, of: entries, page: page, leaf: leafID, links: links, descending: true, tree: tree, hdb: hdb)
+                    return .finished
+                }
                 try deliver(key, into: &delivered, descending: true, tree: tree, leaf: leafID)
                 if try !body(key, UnsafeRawBufferPointer(start: base + entry.value, count: entry.valueSize)) { return .finished }
                 guard isCurrent() else { return .unsettled }
