@@ -29,8 +29,6 @@ final class TokyoCabinetTreeNodes: @unchecked Sendable {
     private struct State {
         var generation = -1
         var nodes: [UInt64: Node] = [:]
-        /// Leaves whose keys were found in ascending order in this generation.
-        var leavesInOrder: Set<UInt64> = []
     }
 
     /// At most this many nodes are kept (a fresh start when full): a million
@@ -41,38 +39,14 @@ final class TokyoCabinetTreeNodes: @unchecked Sendable {
     private let lock = PlainMutex()
     private var state = State()
 
-    /// At most this many leaves are remembered as in order (a fresh start when full).
-    static let leafCapacity = 65_536
-
     /// The node `id` of `generation`, if kept.
     func kept(_ id: UInt64, generation: Int) -> Node? {
         lock.withLock {
-            start(generation)
+            if state.generation != generation {
+                state.generation = generation
+                state.nodes.removeAll(keepingCapacity: true)
+            }
             return state.nodes[id]
-        }
-    }
-
-    private func start(_ generation: Int) {
-        guard state.generation != generation else { return }
-        state.generation = generation
-        state.nodes.removeAll(keepingCapacity: true)
-        state.leavesInOrder.removeAll(keepingCapacity: true)
-    }
-
-    /// Whether leaf `id`'s keys were found in ascending order in `generation`.
-    func isInOrder(leaf id: UInt64, generation: Int) -> Bool {
-        lock.withLock {
-            start(generation)
-            return state.leavesInOrder.contains(id)
-        }
-    }
-
-    /// Notes that leaf `id`'s keys are in ascending order in `generation`.
-    func noteInOrder(leaf id: UInt64, generation: Int) {
-        lock.withLock {
-            guard state.generation == generation else { return }
-            if state.leavesInOrder.count >= Self.leafCapacity { state.leavesInOrder.removeAll(keepingCapacity: true) }
-            state.leavesInOrder.insert(id)
         }
     }
 

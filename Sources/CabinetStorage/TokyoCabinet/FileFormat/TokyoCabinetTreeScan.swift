@@ -65,13 +65,16 @@ enum TokyoCabinetTreeScan {
                         from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?,
                         nodes: TokyoCabinetTreeNodes, generation: Int, delivered: inout [UInt8]?, isCurrent: () -> Bool,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Outcome {
-        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path, nodes: nodes, generation: generation)
+        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path)
         guard let hdb = tree.hdb, let start = try leaf(of: lower, in: tree, nodes: nodes, generation: generation) else { return .unsettled }
         return try walkLeaves(tree, hdb: hdb, from: start, descending: false) { leafID, page, entries, links in
             let base = page.baseAddress!
             // Where the cursor lands in the first leaf; the following leaves are read whole.
-            let first = leafID == start ? lower.map { min(startIndex(of: $0, in: entries, page: page), entries.count) } ?? 0 : 0
+            var first = 0
             if leafID == start, let lower {
+                // Each key the search compares must sit between its neighbours: a damaged one could send it anywhere.
+                first = min(try startIndex(of: lower, in: entries, page: page) { try tree.checkNeighbours(of: $0, entries, page: page, leaf: leafID) },
+                            entries.count)
                 try checkStart(at: first, of: entries, page: page, bound: lower, leaf: leafID, links: links, descending: false, tree: tree, hdb: hdb)
             }
             for index in first..<entries.count {
@@ -163,7 +166,9 @@ enum TokyoCabinetTreeScan {
     /// (`tcbdbsearchrec`), step for step, so that even a leaf whose keys a damaged
     /// file put out of order starts where Tokyo Cabinet's scan would. In a sound
     /// leaf, the first record not below `key`. `entries.count` means the next leaf.
-    static func startIndex(of key: UnsafeRawBufferPointer, in entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer) -> Int {
+    /// `probing` is called with each record's place before it is compared.
+    static func startIndex(of key: UnsafeRawBufferPointer, in entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer,
+                           probing: (Int) throws -> Void = { _ in }) rethrows -> Int {
         let count = entries.count
         guard count > 0 else { return 0 }
         func order(_ index: Int) -> Int {
@@ -172,12 +177,14 @@ enum TokyoCabinetTreeScan {
         }
         var left = 0, right = count, index = (left + right) / 2
         while right >= left && index < count {
+            try probing(index)
             let found = order(index)
             if found == 0 { return index }
             if found < 0 { right = index - 1 } else { left = index + 1 }
             index = (left + right) / 2   // truncated toward zero, as C's
         }
         if index > 0 && index >= count { index = count - 1 }
+        try probing(index)
         return order(index) < 0 ? index : index + 1
     }
 

@@ -10,31 +10,27 @@ extension TokyoCabinetTreeScan {
         let hdb: UnsafeMutablePointer<TCHDB>?
         let bigEndian: Bool
         let path: String
-        /// Where the leaves found in order are remembered, for `generation`.
-        let nodes: TokyoCabinetTreeNodes
-        let generation: Int
 
-        init(bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool, path: String, nodes: TokyoCabinetTreeNodes, generation: Int) {
+        init(bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool, path: String) {
             self.bdb = bdb
             hdb = bdb.pointee.hdb
             self.bigEndian = bigEndian
             self.path = path
-            self.nodes = nodes
-            self.generation = generation
         }
 
-        /// Checks that the keys of leaf `id` ascend, once a generation: a leaf's
-        /// binary search trusts its order, and a damaged key out of order sends a
-        /// scan's start, or its end, past keys it should have delivered.
-        func checkOrder(ofLeaf id: UInt64, _ entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer) throws {
-            guard entries.count > 1, !nodes.isInOrder(leaf: id, generation: generation) else { return }
-            var before = UnsafeRawBufferPointer(rebasing: page[entries[0].key..<entries[0].value])
-            for entry in entries.dropFirst() {
-                let key = UnsafeRawBufferPointer(rebasing: page[entry.key..<entry.value])
-                guard orderedKeyPrecedes(before, key) else { throw damage(leaf: id, "keys out of order within the leaf") }
-                before = key
+        /// Checks that the key at `index` of a leaf lies between its neighbours
+        /// there, as every key of a sound leaf does: called for each key a leaf's
+        /// binary search compares, since a damaged key out of order sends it, and
+        /// the scan's start, past keys the scan should have delivered.
+        func checkNeighbours(of index: Int, _ entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer, leaf: UInt64) throws {
+            func key(_ index: Int) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(rebasing: page[entries[index].key..<entries[index].value])
             }
-            nodes.noteInOrder(leaf: id, generation: generation)
+            guard index >= 0, index < entries.count else { return }
+            if index > 0, !orderedKeyPrecedes(key(index - 1), key(index)) { throw damage(leaf: leaf, "keys out of order within the leaf") }
+            if index + 1 < entries.count, !orderedKeyPrecedes(key(index), key(index + 1)) {
+                throw damage(leaf: leaf, "keys out of order within the leaf")
+            }
         }
 
         /// Calls `body` with the page of `key` and whether it lies in the map (its
@@ -133,7 +129,6 @@ extension TokyoCabinetTreeScan {
                 guard let (prev, next, count) = parseLeaf(page, into: room) else {
                     throw tree.damage(leaf: id, "a leaf that does not parse whole, or a key with duplicates")
                 }
-                try tree.checkOrder(ofLeaf: id, UnsafeBufferPointer(rebasing: room[0..<count]), page: page)
                 guard (last ? next : prev) == neighbor else {
                     throw tree.damage(leaf: id, "its link names leaf \(last ? next : prev), not leaf \(neighbor) that links to it")
                 }
@@ -229,7 +224,6 @@ extension TokyoCabinetTreeScan {
             guard let parsed = parseLeaf(page, into: entries) else {
                 throw tree.damage(leaf: id, "a leaf that does not parse whole, or a key with duplicates")
             }
-            try tree.checkOrder(ofLeaf: id, UnsafeBufferPointer(rebasing: entries[0..<parsed.count]), page: page)
             return parsed
         }
     }

@@ -10,18 +10,18 @@ extension TokyoCabinetTreeScan {
     /// read of a damaged index must stop here, with an error naming the page.
     static func value<R>(of key: UnsafeRawBufferPointer, in bdb: UnsafeMutablePointer<TCBDB>, bigEndian: Bool, path: String,
                          nodes: TokyoCabinetTreeNodes, generation: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?? {
-        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path, nodes: nodes, generation: generation)
+        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path)
         guard let hdb = tree.hdb, let leafID = try leaf(of: key, in: tree, nodes: nodes, generation: generation) else { return nil }
         return try tree.withPage(leafKey(leafID), hdb: hdb) { page, _ -> R? in
             try withUnsafeTemporaryAllocation(of: Entry.self, capacity: page.count / 3 + 1) { room in
                 guard let (_, _, count) = parseLeaf(page, into: room) else {
                     throw tree.damage(leaf: leafID, "a leaf that does not parse whole, or a key with duplicates")
                 }
-                // No order check of the whole leaf (a scan's): a save's lookups would pay it
-                // after every commit. A damaged key that hides a row's record here leaves its old
-                // entries in place, which the queries' check of each object then reports.
+                // The search's keys are not checked against their neighbours, as a scan's are:
+                // a damaged key that hides a row's record here leaves its old entries in
+                // place, which the queries' check of each object then reports.
                 let entries = UnsafeBufferPointer(rebasing: room[0..<count])
-                let index = startIndex(of: key, in: entries, page: page)
+                let index = try startIndex(of: key, in: entries, page: page)
                 guard index < count else { return nil }
                 let entry = entries[index]
                 guard orderedKeyCompare(key, UnsafeRawBufferPointer(rebasing: page[entry.key..<entry.value])) == 0 else { return nil }
@@ -40,7 +40,7 @@ extension TokyoCabinetTreeScan {
                                   from lower: UnsafeRawBufferPointer?, to upper: UnsafeRawBufferPointer?,
                                   nodes: TokyoCabinetTreeNodes, generation: Int, delivered: inout [UInt8]?, isCurrent: () -> Bool,
                                   _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Outcome {
-        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path, nodes: nodes, generation: generation)
+        let tree = Tree(bdb: bdb, bigEndian: bigEndian, path: path)
         guard let hdb = tree.hdb else { return .unsettled }
         let start: UInt64
         if let upper {
@@ -52,8 +52,10 @@ extension TokyoCabinetTreeScan {
         return try walkLeaves(tree, hdb: hdb, from: start, descending: true) { leafID, page, entries, links in
             let base = page.baseAddress!
             // In the first leaf, below the first key not below `upper` (Tokyo Cabinet's jump, then one back).
-            var index = leafID == start ? upper.map { min(startIndex(of: $0, in: entries, page: page), entries.count) } ?? entries.count : entries.count
+            var index = entries.count
             if leafID == start, let upper {
+                index = min(try startIndex(of: upper, in: entries, page: page) { try tree.checkNeighbours(of: $0, entries, page: page, leaf: leafID) },
+                            entries.count)
                 try checkStart(at: index - 1, of: entries, page: page, bound: upper, leaf: leafID, links: links, descending: true, tree: tree, hdb: hdb)
             }
             while index > 0 {
