@@ -36,13 +36,6 @@ import Testing
         KillPointCase(name: "cabinet import", scenario: "import", tool: ["import", "{work}/mac", "{backup}"], expectation: .changes),
     ]
 
-    /// Known, not yet fixed (docs/CRASHPOINTS.md): after a failed write to a `.wal`,
-    /// Tokyo Cabinet can leave changes it did not log; Cabinet rolls back and
-    /// rebuilds the file from its records, also at the next open if killed first,
-    /// but a few points (a record the failed transaction wrote surviving the
-    /// rollback, so the next open refuses the class; an upgrade's index) stay wrong.
-    static let failThenKillProblem = "a .wal write failed, then the process was killed during its recovery: see docs/CRASHPOINTS.md, \"Known\""
-
     /// The cases to run: all, or those CABINET_KILLPOINT_CASES names (comma-separated), to run one alone.
     static let selectedCases: [KillPointCase] = {
         guard let names = ProcessInfo.processInfo.environment["CABINET_KILLPOINT_CASES"]?.split(separator: ",").map(String.init) else { return cases }
@@ -57,7 +50,6 @@ import Testing
         let points = KillPointTests.points(harness.calls)
         let errno = Int32(ProcessInfo.processInfo.environment["CABINET_KILLPOINT_ERRNO"] ?? "") ?? ENOSPC
         var row = KillPointRow(name: testCase.name, points: harness.calls.count, tried: points.count)
-        row.failKill.knownProblem = KillPointTests.failThenKillProblem
         for k in points {
             row.kill.add(try harness.kill(at: k), point: k, harness: harness, mode: "killed before")
             row.retry.add(try harness.fail(at: k, errno: errno, retry: true), point: k, harness: harness, mode: "failed (retried) at")
@@ -137,9 +129,6 @@ struct KillPointRow: Sendable {
         var tally: [String: Int] = [:]
         var bad = 0
         var badIssues = 0
-        /// Set for a column whose bad points are known and not yet fixed: they are
-        /// recorded as known issues (reported, counted in the table, not failing).
-        var knownProblem: String?
         mutating func add(_ outcome: KillPointOutcome, point k: Int, harness: KillPointHarness, mode: String) {
             guard case .bad(let reason) = outcome else {
                 tally["\(outcome)", default: 0] += 1
@@ -156,11 +145,7 @@ struct KillPointRow: Sendable {
                 return
             }
             badIssues += 1
-            if let knownProblem {
-                withKnownIssue(Comment(rawValue: knownProblem), isIntermittent: true) { Issue.record(Comment(rawValue: message)) }
-            } else {
-                Issue.record(Comment(rawValue: message))
-            }
+            Issue.record(Comment(rawValue: message))
         }
         func text(_ kinds: [String]) -> String {
             (kinds.map { "\(tally[$0, default: 0]) \($0)" } + ["\(bad) bad"]).joined(separator: ", ")

@@ -43,6 +43,10 @@ package enum TokyoCabinetDirectory {
     /// The header flag a writer sets while it has the file open (`HDBFOPEN`): still
     /// set with no writer around, the last one was killed.
     package static let openFlag: UInt8 = 1 << 0
+    /// The header flag Tokyo Cabinet sets when a write failed in the file
+    /// (`HDBFFATAL`): Cabinet keeps it until it has rebuilt the file (see
+    /// ``TokyoCabinetFailedWriteMark``).
+    package static let fatalFlag: UInt8 = 1 << 1
 
     /// The non-dot entries of `directory`, sorted by name.
     package static func entries(of directory: String) throws -> [Entry] {
@@ -90,9 +94,12 @@ package enum TokyoCabinetDirectory {
     /// log: as `tchdbopenimpl` decides it, the file's header still says a writer has
     /// it open, and the log holds at least its own header (8 bytes) and the file's
     /// (256 bytes). Tokyo Cabinet does that even for a reader, writing to the file.
+    /// Or the header says a write failed in the file: a writer killed in the rollback
+    /// after it left the log for a writable open to roll back again (see
+    /// ``TokyoCabinetFailedWriteMark``), and a reader must not read the file half rolled back.
     package static func transactionPending(table path: String, logSize: Int) -> Bool {
         guard logSize >= 8 + headerSize, let flags = headerFlags(of: path) else { return false }
-        return flags & openFlag != 0
+        return flags & (openFlag | fatalFlag) != 0
     }
 
     /// The flags byte of the Tokyo Cabinet file at `path` (`HDBFOPEN`, `HDBFFATAL`),

@@ -48,6 +48,17 @@ enum TokyoCabinetLog {
     /// rollback at the next open applies every whole entry and succeeds. Called
     /// with the writer's lock held, before a writable open of the file at `path`.
     static func trimCutEntry(ofTable path: String) throws {
+        try withLog(ofTable: path) { fd, bytes in
+            // A log without a whole header entry protects nothing (Tokyo Cabinet writes it
+            // before the transaction changes the file): emptied, as a commit leaves it.
+            guard let whole = wholeLength(of: bytes), whole < bytes.count else { return }
+            guard ftruncate(fd, off_t(whole)) == 0 else { throw DirectoryFiles.failure("truncate", path + ".wal") }
+        }
+    }
+
+    /// Calls `body` with the log of the table at `path` open for writing, and its
+    /// bytes; not for a log that is empty, absent or not a regular file.
+    static func withLog(ofTable path: String, _ body: (_ fd: Int32, _ bytes: [UInt8]) throws -> Void) throws {
         let log = path + ".wal"
         var status = stat()
         guard lstat(log, &status) == 0, status.st_size > 0, (status.st_mode & S_IFMT) == S_IFREG else { return }
@@ -57,10 +68,7 @@ enum TokyoCabinetLog {
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
         let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard read == bytes.count else { throw DirectoryFiles.failure("read", log) }
-        // A log without a whole header entry protects nothing (Tokyo Cabinet writes it
-        // before the transaction changes the file): emptied, as a commit leaves it.
-        guard let whole = wholeLength(of: bytes), whole < bytes.count else { return }
-        guard ftruncate(fd, off_t(whole)) == 0 else { throw DirectoryFiles.failure("truncate", log) }
+        try body(fd, bytes)
     }
 
     /// After `tchdbtranabort` the file's header is the one the log held, whose

@@ -13,6 +13,8 @@ extension TokyoCabinetOrderedTable {
             try TokyoCabinetTable.refuseInterruptedTransaction(path)
             return try openHandle(path: path, mode: Int32(BDBOREADER | BDBONOLCK), options: options)
         }
+        // A rollback after a failed write that a kill cut short, done again by the open, the mark kept.
+        try TokyoCabinetFailedWriteMark.prepareOpen(ofTable: path, sync: options.syncOnCommit)
         return try openHandle(path: path, mode: Int32(BDBOREADER | BDBOWRITER | BDBOLCKNB), options: options)
     }
 

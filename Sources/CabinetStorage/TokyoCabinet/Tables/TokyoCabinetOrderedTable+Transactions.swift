@@ -46,6 +46,8 @@ extension TokyoCabinetOrderedTable {
             // file back, or left its log for the next open to do it; reopening
             // (without writing the page cache) and rebuilding finish the job.
             let error = failure("commit")
+            // Before the reopen's rollback: the file keeps its mark until it is rebuilt.
+            if let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
             reopenAfterFailure()
             rebuildAfterFailedWrite()
             throw error
@@ -55,6 +57,8 @@ extension TokyoCabinetOrderedTable {
     func abortTransaction() throws {
         let bdb = try open()
         let writeFailed = isFatal
+        // Before any rollback: the file keeps its mark until it is rebuilt.
+        if writeFailed, let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
         let aborted = tcbdbtranabort(bdb)
         defer { generation &+= 1 }
         let error = aborted ? nil : failure("abort transaction")
@@ -73,10 +77,11 @@ extension TokyoCabinetOrderedTable {
 
     /// After a transaction in which a write failed, the hash file under the tree
     /// may keep a wrong bucket even once rolled back (see TokyoCabinetTable): its
-    /// records are right, so the file is rewritten from them. Best effort; the
-    /// next failed read says so if it did not work.
+    /// records are right, so the file is rewritten from them. If that fails, the
+    /// table says it is damaged, and its owner rebuilds it from the class's records.
     func rebuildAfterFailedWrite() {
         guard let bdb = handle, (try? optimize(bdb)) == true else {
+            isDamaged = true
             reopenAfterFailure()
             return
         }

@@ -13,6 +13,8 @@ extension TokyoCabinetTable {
         guard options.readOnly else {
             // A log a kill cut short, settled before Tokyo Cabinet's rollback reads it.
             try TokyoCabinetLog.trimCutEntry(ofTable: path)
+            // A rollback after a failed write that a kill cut short, done again by the open.
+            try TokyoCabinetFailedWriteMark.prepareOpen(ofTable: path, sync: options.syncOnCommit)
             return try openHandle(path: path, mode: Int32(HDBOREADER | HDBOWRITER | HDBOLCKNB), options: options, tuning: nil)
         }
         // A reader: without Tokyo Cabinet's lock, which the writer holds (see TokyoCabinetTable+Reading).

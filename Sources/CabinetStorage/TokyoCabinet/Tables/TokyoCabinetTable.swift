@@ -84,10 +84,12 @@ final class TokyoCabinetTable: StorageTable {
     }
 
     /// Whether the file's header says a writer hit a failed write in it
-    /// (`HDBFFATAL`, which Tokyo Cabinet sets in the mapped header at once and never
-    /// clears): the process may have died before Cabinet rebuilt the index after
-    /// the rollback (see ``repairIndexAfterFailedTransaction()``), which is then done
-    /// once the file is open. A rebuilt file starts without the flag.
+    /// (`HDBFFATAL`, which Tokyo Cabinet sets in the mapped header at once, and
+    /// which ``TokyoCabinetFailedWriteMark`` keeps through every rollback): the
+    /// process may have died before Cabinet rebuilt the index after the rollback
+    /// (see ``repairIndexAfterFailedTransaction()``), or inside the rollback, which
+    /// the open then does again; the rebuild is then done once the file is open.
+    /// A rebuilt file starts without the flag.
     static func hadFailedWrite(_ path: String) -> Bool {
         guard let flags = TokyoCabinetDirectory.headerFlags(of: path) else { return false }
         return flags & UInt8(HDBFFATAL) != 0
@@ -341,6 +343,8 @@ final class TokyoCabinetTable: StorageTable {
             // anyway, leaving the file part-written and its log of the old pages in
             // place; put the transaction back so that aborting it restores those pages.
             let error = failure("commit")
+            // Before any rollback: the file keeps its mark until it is rebuilt.
+            TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit)
             if !hdb.pointee.tran {
                 hdb.pointee.tran = true
                 _ = tchdbtranabort(hdb)
@@ -354,6 +358,8 @@ final class TokyoCabinetTable: StorageTable {
     func abortTransaction() throws {
         let hdb = try open()
         let writeFailed = hdb.pointee.fatal
+        // Before the rollback: the file keeps its mark until it is rebuilt.
+        if writeFailed { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
         let aborted = tchdbtranabort(hdb)
         let error = aborted ? nil : failure("abort transaction")
         if aborted && !isFatal { TokyoCabinetLog.settleAfterRollback(hdb) }
