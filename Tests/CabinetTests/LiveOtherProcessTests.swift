@@ -7,7 +7,7 @@ import TortureModels
 /// (`cabinet-test-writer`): the writer announces each commit in
 /// `.cabinet-commits`, which the pool watches (inotify), so values follow its
 /// saves without a polling loop.
-@Suite(.timeLimit(.minutes(2))) struct LiveOtherProcessTests {
+@Suite(.timeLimit(LivePoolFixture.timeLimit(minutes: 2))) struct LiveOtherProcessTests {
     private struct Balances: Sendable, Equatable {
         let sum: Int64
         let receipts: Int

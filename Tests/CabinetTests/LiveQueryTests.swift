@@ -10,6 +10,14 @@ final class LivePoolFixture {
     let memory = MemoryBackend(name: "memory-live")
     let redisStore = TestRedis.newStoreName()
     static let classes: [StoredObject.Type] = [Track.self, Account.self, Vault.self]
+    /// Set by `make asan` and `make tsan`: everything about ten times slower.
+    static let sanitized = ProcessInfo.processInfo.environment["CABINET_SANITIZED"] != nil
+
+    /// A suite's time limit: three times as long under a sanitizer, where the
+    /// observations' runs share two cores with the rest of the suite.
+    static func timeLimit(minutes: Int) -> TimeLimitTrait.Duration {
+        .minutes(minutes * (sanitized ? 3 : 1))
+    }
 
     init(_ kind: BackendKind) throws {
         self.kind = kind
@@ -46,7 +54,7 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct LiveQueryTests {
+@Suite(.timeLimit(LivePoolFixture.timeLimit(minutes: 2))) struct LiveQueryTests {
     @Test(arguments: BackendKind.allCases)
     func aQueryGivesItsValueAtOnceThenAfterEachCommitThatChangesIt(_ kind: BackendKind) async throws {
         let fixture = try LivePoolFixture(kind)
@@ -162,8 +170,7 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
         #expect(try await balances.next() == 0)
         // Nobody reads while the commits land: 10,000 in memory, 2,000 on files and on the server (for time;
         // a tenth of those under a sanitizer, ten times slower, where the burst still outruns the runs).
-        let sanitized = ProcessInfo.processInfo.environment["CABINET_SANITIZED"] != nil
-        let commits = (kind == .memory ? 10_000 : 2_000) / (sanitized ? 10 : 1)
+        let commits = (kind == .memory ? 10_000 : 2_000) / (LivePoolFixture.sanitized ? 10 : 1)
         for i in 1...commits {
             try await pool.write { store in try #require(try store.fetch(Account.self, rowID: account)).balance = Int64(i) }
         }
@@ -223,7 +230,7 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct LiveQueryOtherClientTests {
+@Suite(.timeLimit(LivePoolFixture.timeLimit(minutes: 2))) struct LiveQueryOtherClientTests {
     /// Another client of the Redis server (another machine, as far as the pool
     /// can tell): its commits reach the pool's observations through the server's pub/sub.
     @Test func aRedisClientsCommitsReachAnotherClientsObservations() async throws {
@@ -255,7 +262,7 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct StoreLiveQueryTests {
+@Suite(.timeLimit(LivePoolFixture.timeLimit(minutes: 2))) struct StoreLiveQueryTests {
     private static func open(_ kind: BackendKind, _ directory: TemporaryDirectory, redisStore: String) throws -> ObjectStore {
         let store: ObjectStore
         switch kind {
@@ -323,7 +330,7 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct LiveQueryDuplicateTests {
+@Suite(.timeLimit(LivePoolFixture.timeLimit(minutes: 2))) struct LiveQueryDuplicateTests {
     @Test(arguments: BackendKind.allCases)
     func removingDuplicatesDeliversOnlyValuesThatDiffer(_ kind: BackendKind) async throws {
         let fixture = try LivePoolFixture(kind)

@@ -7,7 +7,7 @@ import Testing
 /// `observeResults` and its diffs: applied in order to the rows shown so far,
 /// the updates give exactly the query's rows, over random inserts, updates,
 /// deletes and moves.
-@Suite(.timeLimit(.minutes(3))) struct LiveResultsTests {
+@Suite(.timeLimit(LivePoolFixture.timeLimit(minutes: 3))) struct LiveResultsTests {
     /// Applies `update` to `shown` as a list UI does: deletions from the end, then insertions, then modifications.
     private static func apply<Row>(_ update: ResultsUpdate<Row>, to shown: inout [Row]) {
         for position in update.deleted.reversed() { shown.remove(at: position) }
