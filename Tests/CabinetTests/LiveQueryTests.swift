@@ -309,7 +309,11 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
         // Undo is a change like any other: saved, it is a commit.
         try store.undoManager.undo()
         try store.save()
-        #expect(one.last == "Bohemian Rhapsody (live)")
+        #expect(one.last == "Bohemian Rhapsody (live)" && long.last == ["Bohemian Rhapsody (live)"])
+        // And so is redo.
+        try store.undoManager.redo()
+        try store.save()
+        #expect(one.last == .some(nil) && long.last == [])
     }
 
     @Test func aRedisStoreHearsOfAnotherClientsSavesAtItsNextRefresh() throws {
