@@ -72,9 +72,7 @@ enum TokyoCabinetTreeScan {
             // Where the cursor lands in the first leaf; the following leaves are read whole.
             var first = 0
             if leafID == start, let lower {
-                // Each key the search compares must sit between its neighbours: a damaged one could send it anywhere.
-                first = min(try startIndex(of: lower, in: entries, page: page) { try tree.checkNeighbours(of: $0, entries, page: page, leaf: leafID) },
-                            entries.count)
+                first = min(startIndex(of: lower, in: entries, page: page), entries.count)
                 try checkStart(at: first, of: entries, page: page, bound: lower, leaf: leafID, links: links, descending: false, tree: tree, hdb: hdb)
             }
             for index in first..<entries.count {
@@ -166,9 +164,7 @@ enum TokyoCabinetTreeScan {
     /// (`tcbdbsearchrec`), step for step, so that even a leaf whose keys a damaged
     /// file put out of order starts where Tokyo Cabinet's scan would. In a sound
     /// leaf, the first record not below `key`. `entries.count` means the next leaf.
-    /// `probing` is called with each record's place before it is compared.
-    static func startIndex(of key: UnsafeRawBufferPointer, in entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer,
-                           probing: (Int) throws -> Void = { _ in }) rethrows -> Int {
+    static func startIndex(of key: UnsafeRawBufferPointer, in entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer) -> Int {
         let count = entries.count
         guard count > 0 else { return 0 }
         func order(_ index: Int) -> Int {
@@ -177,14 +173,12 @@ enum TokyoCabinetTreeScan {
         }
         var left = 0, right = count, index = (left + right) / 2
         while right >= left && index < count {
-            try probing(index)
             let found = order(index)
             if found == 0 { return index }
             if found < 0 { right = index - 1 } else { left = index + 1 }
             index = (left + right) / 2   // truncated toward zero, as C's
         }
         if index > 0 && index >= count { index = count - 1 }
-        try probing(index)
         return order(index) < 0 ? index : index + 1
     }
 

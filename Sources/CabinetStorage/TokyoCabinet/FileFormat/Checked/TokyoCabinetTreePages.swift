@@ -18,21 +18,6 @@ extension TokyoCabinetTreeScan {
             self.path = path
         }
 
-        /// Checks that the key at `index` of a leaf lies between its neighbours
-        /// there, as every key of a sound leaf does: called for each key a leaf's
-        /// binary search compares, since a damaged key out of order sends it, and
-        /// the scan's start, past keys the scan should have delivered.
-        func checkNeighbours(of index: Int, _ entries: UnsafeBufferPointer<Entry>, page: UnsafeRawBufferPointer, leaf: UInt64) throws {
-            func key(_ index: Int) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(rebasing: page[entries[index].key..<entries[index].value])
-            }
-            guard index >= 0, index < entries.count else { return }
-            if index > 0, !orderedKeyPrecedes(key(index - 1), key(index)) { throw damage(leaf: leaf, "keys out of order within the leaf") }
-            if index + 1 < entries.count, !orderedKeyPrecedes(key(index), key(index + 1)) {
-                throw damage(leaf: leaf, "keys out of order within the leaf")
-            }
-        }
-
         /// Calls `body` with the page of `key` and whether it lies in the map (its
         /// bytes outlive the call only then); `nil` when the file is not one read here.
         func withPage<T>(_ key: PageKey, hdb: UnsafeMutablePointer<TCHDB>,
@@ -175,16 +160,31 @@ extension TokyoCabinetTreeScan {
         // Ascending from `lower`: the key before must be below it; descending from
         // below `upper`: the key after must not be below it.
         let outside: (UnsafeRawBufferPointer) -> Bool = { descending ? !orderedKeyPrecedes($0, bound) : orderedKeyPrecedes($0, bound) }
-        let before = descending ? first + 1 : first - 1
-        if before >= 0 && before < entries.count {
-            let key = UnsafeRawBufferPointer(rebasing: page[entries[before].key..<entries[before].value])
-            guard outside(key) else { throw tree.damage(leaf: leaf, "a scan starts past keys within its range") }
-            return
+        // In the scan's direction: whether `earlier` comes before `later`.
+        let ordered: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool = { earlier, later in
+            descending ? orderedKeyPrecedes(later, earlier) : orderedKeyPrecedes(earlier, later)
         }
-        let neighbor = descending ? links.next : links.prev
-        guard neighbor != 0 else { return }
-        try withEdgeKey(ofLeaf: neighbor, last: !descending, linkedTo: leaf, tree: tree, hdb: hdb) { key in
-            if let key, !outside(key) { throw tree.damage(leaf: leaf, "a scan starts past keys within its range, in the leaf before") }
+        func key(_ index: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: page[entries[index].key..<entries[index].value])
+        }
+        let step = descending ? 1 : -1
+        let before = first + step, further = before + step
+        guard before >= 0 && before < entries.count else {
+            let neighbor = descending ? links.next : links.prev
+            guard neighbor != 0 else { return }
+            return try withEdgeKey(ofLeaf: neighbor, last: !descending, linkedTo: leaf, tree: tree, hdb: hdb) { key in
+                if let key, !outside(key) { throw tree.damage(leaf: leaf, "a scan starts past keys within its range, in the leaf before") }
+            }
+        }
+        guard outside(key(before)) else { throw tree.damage(leaf: leaf, "a scan starts past keys within its range") }
+        // A search misled by a damaged key that reads as outside the range starts
+        // just past that key: it is then out of order with the key before it.
+        if further >= 0 && further < entries.count {
+            guard ordered(key(further), key(before)) else { throw tree.damage(leaf: leaf, "keys out of order where a scan starts") }
+        } else if case let neighbor = descending ? links.next : links.prev, neighbor != 0 {
+            try withEdgeKey(ofLeaf: neighbor, last: !descending, linkedTo: leaf, tree: tree, hdb: hdb) { edge in
+                if let edge, !ordered(edge, key(before)) { throw tree.damage(leaf: leaf, "keys out of order where a scan starts") }
+            }
         }
     }
 

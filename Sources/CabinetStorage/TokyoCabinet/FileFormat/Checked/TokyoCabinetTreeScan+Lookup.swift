@@ -17,11 +17,11 @@ extension TokyoCabinetTreeScan {
                 guard let (_, _, count) = parseLeaf(page, into: room) else {
                     throw tree.damage(leaf: leafID, "a leaf that does not parse whole, or a key with duplicates")
                 }
-                // The search's keys are not checked against their neighbours, as a scan's are:
-                // a damaged key that hides a row's record here leaves its old entries in
-                // place, which the queries' check of each object then reports.
+                // Not checked around the key as a scan's start is: a damaged key that hides a
+                // row's record here leaves its old entries in place, which the queries' check
+                // of each object then reports.
                 let entries = UnsafeBufferPointer(rebasing: room[0..<count])
-                let index = try startIndex(of: key, in: entries, page: page)
+                let index = startIndex(of: key, in: entries, page: page)
                 guard index < count else { return nil }
                 let entry = entries[index]
                 guard orderedKeyCompare(key, UnsafeRawBufferPointer(rebasing: page[entry.key..<entry.value])) == 0 else { return nil }
@@ -54,8 +54,7 @@ extension TokyoCabinetTreeScan {
             // In the first leaf, below the first key not below `upper` (Tokyo Cabinet's jump, then one back).
             var index = entries.count
             if leafID == start, let upper {
-                index = min(try startIndex(of: upper, in: entries, page: page) { try tree.checkNeighbours(of: $0, entries, page: page, leaf: leafID) },
-                            entries.count)
+                index = min(startIndex(of: upper, in: entries, page: page), entries.count)
                 try checkStart(at: index - 1, of: entries, page: page, bound: upper, leaf: leafID, links: links, descending: true, tree: tree, hdb: hdb)
             }
             while index > 0 {
