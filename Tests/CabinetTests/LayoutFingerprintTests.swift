@@ -117,7 +117,7 @@ final class BulbVersion2: Bulb {
         let refusing = try fixture.open(Song.self)
         let error = expectCabinetError({ try refusing.register(BulbChanged.self) }) {
             let reason = $0.reason ?? ""
-            return $0.code == .invalidModel && $0.className == "BulbChanged" && reason.contains("version 1")
+            return $0.code == .layoutChanged && $0.className == "BulbChanged" && $0.recordVersion == 1 && reason.contains("version 1")
                 && reason.contains("0x00000B01") && reason.contains("@StoredModel(version: 2)")
         }
         #expect(error != nil)

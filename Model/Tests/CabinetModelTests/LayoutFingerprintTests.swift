@@ -118,7 +118,7 @@ final class SpelledNarrower: StoredObject {
         for twin in [LampReordered.self, LampWithoutName.self] as [StoredObject.Type] {
             let store = try ObjectStore(backend: kind.reopen(backend))
             let error = try #require(throws: CabinetError.self) { try store.register(twin) }
-            #expect(error.code == .invalidModel && error.className == String(describing: twin))
+            #expect(error.code == .layoutChanged && error.className == String(describing: twin) && error.recordVersion == 1)
             let reason = error.reason ?? ""
             #expect(reason.contains("version 1") && reason.contains("@Removed/@Since") && reason.contains("@StoredModel(version: 2)"), "\(reason)")
             #expect(throws: CabinetError.self) { try store.fetchAll(twin) }   // not registered

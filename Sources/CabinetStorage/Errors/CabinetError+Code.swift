@@ -81,6 +81,13 @@ extension CabinetError {
         /// `@Stored` properties but whose `write(to:)` writes nothing (it was not
         /// overridden). Sets ``CabinetError/className``, ``CabinetError/reason``.
         public static let invalidModel = Code(rawValue: "invalidModel")
+        /// A class's layout of a version differs from the layout that version's
+        /// records were written in: a stored property was removed, moved or retyped
+        /// without raising the class's version (``StoredObject/layoutFingerprints``).
+        /// Reading on would misread every such record, so the class is refused before
+        /// any is read. Sets ``CabinetError/className``, ``CabinetError/recordVersion``
+        /// (the version whose layout changed) and ``CabinetError/reason`` (what to do).
+        public static let layoutChanged = Code(rawValue: "layoutChanged")
         /// The store has as many classes as a class ID can name, so no other class can
         /// be registered. Sets ``CabinetError/className``, ``CabinetError/limit``.
         public static let tooManyClasses = Code(rawValue: "tooManyClasses")

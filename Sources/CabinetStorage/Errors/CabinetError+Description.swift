@@ -45,7 +45,7 @@ extension CabinetError {
             return "Cabinet: the record at \(l) refers to class ID \(classID ?? 0), which no registered class has. Register every class of the store before reading it."
         case .classNotRegistered:
             return "Cabinet: \(className) is not registered with this store. Call store.register(\(className).self) first."
-        case .classConflict, .invalidModel:
+        case .classConflict, .invalidModel, .layoutChanged:
             return "Cabinet: cannot register \(className): \(reason)."
         case .tooManyClasses:
             return "Cabinet: cannot register \(className): the store already has \(limit ?? 0) classes, the most a class ID can name. Keep further classes in another store."

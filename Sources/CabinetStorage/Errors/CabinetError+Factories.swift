@@ -122,6 +122,18 @@ extension CabinetError {
         CabinetError(.invalidModel, reason: reason, className: className)
     }
 
+    /// A ``Code/layoutChanged`` error: `className`'s records of `recordVersion` were
+    /// written in another layout than the class now declares for that version;
+    /// `reason` says what changed and what to do.
+    ///
+    /// ```swift
+    /// throw CabinetError.layoutChanged(className: "Album", recordVersion: 1,
+    ///                                  reason: "raise the version and mark the removed property @Removed(in: 2)")
+    /// ```
+    public static func layoutChanged(className: String, recordVersion: UInt8, reason: String) -> CabinetError {
+        CabinetError(.layoutChanged, reason: reason, recordVersion: recordVersion, className: className)
+    }
+
     /// A ``Code/tooManyClasses`` error: `className` cannot be registered, the store
     /// already has `limit` classes.
     public static func tooManyClasses(className: String, limit: Int) -> CabinetError {

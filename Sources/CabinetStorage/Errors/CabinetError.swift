@@ -77,7 +77,8 @@ public struct CabinetError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The class ID of ``Code/unknownClassID``, or the one the catalog lists for
     /// ``Code/missingClassFile`` (if it lists one).
     public let classID: UInt8?
-    /// The class version that wrote the record, for ``Code/newerVersion``.
+    /// The class version that wrote the record, for ``Code/newerVersion``; the
+    /// version whose layout changed, for ``Code/layoutChanged``.
     public let recordVersion: UInt8?
     /// The class version this program declares, for ``Code/newerVersion``.
     public let classVersion: UInt8?

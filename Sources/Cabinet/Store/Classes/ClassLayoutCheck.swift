@@ -9,7 +9,7 @@
 /// `upgradeAll` raises it once none is older), so a layout of an older version
 /// describes no record and may change.
 extension ClassMetadata {
-    /// Throws ``/CabinetStorage/CabinetError/Code-swift.struct/invalidModel`` if the row keeps a fingerprint,
+    /// Throws ``/CabinetStorage/CabinetError/Code-swift.struct/layoutChanged`` if the row keeps a fingerprint,
     /// of the metadata's version or a later one, that differs from `type`'s
     /// fingerprint of that version. A class with no fingerprints passes.
     func checkLayouts(of type: StoredObject.Type) throws {
@@ -19,8 +19,8 @@ extension ClassMetadata {
         for (recordVersion, stored) in layouts.sorted(by: { $0.key < $1.key }) where recordVersion >= version {
             guard let current = declared[recordVersion], current != stored else { continue }
             let next = max(type.version, layouts.keys.max() ?? 0) &+ 1
-            throw CabinetError.invalidModel(
-                className: String(describing: type),
+            throw CabinetError.layoutChanged(
+                className: String(describing: type), recordVersion: recordVersion,
                 reason: "its records of version \(recordVersion) were written in another layout (fingerprint \(ClassMetadata.hex(stored))) "
                     + "than the class now declares for version \(recordVersion) (\(ClassMetadata.hex(current))): a stored property was "
                     + "removed or reordered without @Removed/@Since. Raise the version (@StoredModel(version: \(next))), keep each "
