@@ -56,3 +56,44 @@ let twoHugeSizes: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x07, 0xFF, 0xFF, 0xFF, 0xF
 
 /// The row key of `rowID` in a class file.
 func rowKeyBytes(_ rowID: UInt32) -> [UInt8] { withUnsafeBytes(of: rowID.littleEndian, Array.init) }
+
+/// A B+ tree file "T.index" of `count` distinct keys (a prefix and a big-endian
+/// counter, as an index's), values empty, written and closed; its keys in order.
+func writtenIndexTree(_ directory: TemporaryDirectory, count: Int) throws -> [[UInt8]] {
+    let backend = try TokyoCabinetBackend(directory: directory.path)
+    defer { backend.close() }
+    let table = try backend.openOrderedTable(named: "T.index")
+    var keys: [[UInt8]] = []
+    try table.transaction {
+        for i in 0..<count {
+            let key = Array("artist\(i % 37)".utf8) + [0] + withUnsafeBytes(of: UInt32(i).bigEndian, Array.init)
+            try key.withUnsafeBytes { key in try [UInt8]().withUnsafeBytes { try table.setValue($0, forKey: key) } }
+            keys.append(key)
+        }
+    }
+    return keys.sorted { $0.lexicographicallyPrecedes($1) }
+}
+
+/// Damages the leaf page of the B+ tree file at `path` that holds the first key
+/// `matching`: the record's three sizes (key, value, duplicates, a byte each)
+/// and what follows made two sizes that claim about 1.9 GB each
+/// (``twoHugeSizes``), which Tokyo Cabinet's page loader would trust. Returns
+/// the leaf's ID (its page's key in the hash file, hexadecimal).
+@discardableResult
+func damageLeaf(inTree path: String, holdingKey matching: ([UInt8]) -> Bool) throws -> String {
+    for record in try hashFileRecords(path) where record.key.first != UInt8(ascii: "#") {
+        let found: Int? = record.value.withUnsafeBytes { page in
+            withUnsafeTemporaryAllocation(of: TokyoCabinetTreeScan.Entry.self, capacity: page.count / 3 + 1) { room in
+                guard let (_, _, count) = TokyoCabinetTreeScan.parseLeaf(page, into: room) else { return nil }
+                return room[0..<count].first { entry in
+                    entry.key >= 3 && page[entry.key - 1] == 0 && Int(page[entry.key - 3]) == entry.keySize
+                        && matching(Array(page[entry.key..<entry.value]))
+                }.map { $0.key - 3 }
+            }
+        }
+        guard let found else { continue }
+        try overwrite(path, at: record.valueStart + found, with: twoHugeSizes)
+        return String(decoding: record.key, as: UTF8.self)
+    }
+    throw CabinetError.missingRecord(RecordLocation(file: path))
+}

@@ -8,23 +8,6 @@ import Testing
 /// keys out of its answer without an error. Such a scan throws instead, in
 /// either direction.
 @Suite struct TreeScanSilentDamageTests {
-    /// A tree of distinct keys (a prefix and a big-endian counter, as an index's),
-    /// values empty, written and closed; its keys in order.
-    private func written(_ directory: TemporaryDirectory, count: Int) throws -> [[UInt8]] {
-        let backend = try TokyoCabinetBackend(directory: directory.path)
-        defer { backend.close() }
-        let table = try backend.openOrderedTable(named: "T.index")
-        var keys: [[UInt8]] = []
-        try table.transaction {
-            for i in 0..<count {
-                let key = Array("artist\(i % 37)".utf8) + [0] + withUnsafeBytes(of: UInt32(i).bigEndian, Array.init)
-                try key.withUnsafeBytes { key in try [UInt8]().withUnsafeBytes { try table.setValue($0, forKey: key) } }
-                keys.append(key)
-            }
-        }
-        return keys.sorted { $0.lexicographicallyPrecedes($1) }
-    }
-
     /// The records of `[lower, upper)` as the store's index reads them, in `descending` order or not.
     private func scan(_ directory: String, from lower: [UInt8], below upper: [UInt8], descending: Bool) throws -> [[UInt8]] {
         var reading = TokyoCabinetBackend.Options()
@@ -46,7 +29,7 @@ import Testing
 
     @Test func aScanOverAKeyZeroedInItsLeafThrowsNotMissesRows() throws {
         let directory = try TemporaryDirectory()
-        let keys = try written(directory, count: 3_000)
+        let keys = try writtenIndexTree(directory, count: 3_000)
         let original = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/T.index"))
         var random = SeededRandom(41)
         var damagedScans = 0

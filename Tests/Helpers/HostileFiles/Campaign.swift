@@ -40,7 +40,10 @@ final class Campaign: Sendable {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         pristine = root + "/pristine"
         try makeStore(at: pristine, format: settings.format)
-        let (status, output, _) = Campaign.runProbe(on: pristine, timeout: 120)
+        // The probe saves: it reads a copy, and every round copies the store as made.
+        let undamaged = root + "/undamaged"
+        try FileManager.default.copyItem(atPath: pristine, toPath: undamaged)
+        let (status, output, _) = Campaign.runProbe(on: undamaged, timeout: 120)
         guard status == .exited(0) else { throw CampaignError("the undamaged store's probe ended with \(status)") }
         reference = Campaign.answers(output)
         if let failed = reference.first(where: { !$0.value.hasPrefix("ok") }) {

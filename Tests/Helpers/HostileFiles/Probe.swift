@@ -87,6 +87,7 @@ func probe(_ path: String) {
         }
     }
     run("verifyIndexes") { String(try store.verifyIndexes().count) }
+    save(store, run)
     store.close()
     maintenance(path, run)
 }
@@ -95,4 +96,40 @@ func probe(_ path: String) {
 func maintenance(_ path: String, _ run: (String, () throws -> String) -> Void) {
     run("verify") { try StoreVerifier.verify(path: path).isEmpty ? "clean" : "damage found" }
     run("info") { try StoreInfo(path: path).tables.map { "\($0.name)=\($0.records)" }.sorted().joined(separator: ",") }
+}
+
+/// A save over the (damaged) store, then what it changed read back: a save's
+/// writes go through Tokyo Cabinet, which loads the pages and records they
+/// change, so a damaged one must fail the save with an error, not end the process.
+func save(_ store: ObjectStore, _ run: (String, () throws -> String) -> Void) {
+    var saveFailed: CabinetError?
+    run("save") {
+        guard let song = try store.fetch(Song.self, rowID: 2 + 40),
+              let other = try store.fetch(Song.self, rowID: 2 + 41),
+              let shelf = try store.fetchAll(Shelf.self).min(by: { $0.rowID < $1.rowID }) else { return "no song or shelf" }
+        song.artist = "renamed"
+        song.seconds = 777
+        song.title = "retitled nightingale"
+        store.delete(other)
+        let added = Song()
+        added.title = "added nightingale"
+        added.artist = "renamed"
+        store.insert(added)
+        shelf.songs.append(added)
+        try store.setNamedBuffer(DataBuffer(bytes: [1, 2, 3]), forName: bufferNames[0])
+        do {
+            try store.save()
+        } catch let error as CabinetError {
+            saveFailed = error
+            throw error
+        }
+        return "saved \(added.rowID)"
+    }
+    run("after save") {
+        // What a failed save changed is nothing: no answer to compare, its error stands for it.
+        if let saveFailed { throw saveFailed }
+        let renamed = try store.fetch(Song.self, where: \.artist, equals: "renamed").map { String($0.rowID) }
+        let found = try store.search(Song.self, matching: "nightingale").map { String($0.rowID) }
+        return renamed.joined(separator: ",") + " / " + found.joined(separator: ",")
+    }
 }

@@ -98,14 +98,21 @@ enum TokyoCabinetTreeScan {
     /// file is not one read here. Throws on damage.
     static func leaf(of lower: UnsafeRawBufferPointer?, in tree: Tree, nodes: TokyoCabinetTreeNodes, generation: Int) throws -> UInt64? {
         guard let lower else { return tree.bdb.pointee.first }
+        return try descend(to: lower, from: tree.bdb.pointee.root, in: tree, nodes: nodes, generation: generation)?.leaf
+    }
+
+    /// The leaf that holds `key` in the tree whose root is `root`, and how many
+    /// inner nodes lie above it; `nil` if the file is not one read here.
+    static func descend(to key: UnsafeRawBufferPointer, from root: UInt64, in tree: Tree, nodes: TokyoCabinetTreeNodes,
+                        generation: Int) throws -> (leaf: UInt64, levels: Int)? {
         guard let hdb = tree.hdb else { return nil }
-        var id = tree.bdb.pointee.root
+        var id = root
         var levels = 0
         while id > nodeIDBase {
             guard levels < maxLevels else { throw tree.damage(node: id, "a tree deeper than Tokyo Cabinet makes one") }
             levels += 1
             if let kept = nodes.kept(id, generation: generation) {
-                id = kept.child(for: lower)
+                id = kept.child(for: key)
                 continue
             }
             let nodeID = id
@@ -115,12 +122,12 @@ enum TokyoCabinetTreeScan {
                 }
                 // Separators point into the page: only a page in the map outlives this read.
                 if mapped { nodes.keep(node, as: nodeID, generation: generation) }
-                return node.child(for: lower)
+                return node.child(for: key)
             }
             guard let child else { return nil }
             id = child
         }
-        return id
+        return (id, levels)
     }
 
     /// Fills `entries` with a leaf page's records and returns the IDs of the

@@ -20,18 +20,21 @@ extension TokyoCabinetOrderedTable {
             TokyoCabinetOrderedTable.dropHeaderLog(of: bdb)
             throw error
         }
-        defer { generation &+= 1 }
-        guard tcbdbtranbegin(bdb) else {
+        let begun = tcbdbtranbegin(bdb)
+        generation &+= 1
+        guard begun else {
             let error = failure("begin transaction")
             reopenAfterFailure()
             throw error
         }
         flushed()   // tcbdbtranbegin writes the cache's changed pages first
+        startWriteCheck(bdb)
     }
 
     func commitTransaction() throws {
         let bdb = try open()
         let committed = tcbdbtrancommit(bdb)
+        writeCheck = nil
         defer { generation &+= 1 }
         if committed { flushed() }
         if committed && isFatal {
@@ -60,6 +63,7 @@ extension TokyoCabinetOrderedTable {
         // Before any rollback: the file keeps its mark until it is rebuilt.
         if writeFailed, let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
         let aborted = tcbdbtranabort(bdb)
+        writeCheck = nil
         defer { generation &+= 1 }
         let error = aborted ? nil : failure("abort transaction")
         // Tokyo Cabinet voids the transaction and keeps its log (the header): spent, emptied for readers.

@@ -37,6 +37,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     private let treeNodes = TokyoCabinetTreeNodes()
     /// Set when a commit finished although a write in it failed (see ``OrderedStorageTable/isDamaged``).
     var isDamaged = false
+    /// What the open transaction's writes have had read first (see ``TokyoCabinetTreeScan/WriteCheck``).
+    var writeCheck: TokyoCabinetTreeScan.WriteCheck?
 
     init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
         self.directory = directory
@@ -62,6 +64,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
     private func handleChanged() {
         generation &+= 1
         unflushedWrites = false
+        writeCheck = nil
         scanByteOrder = handle.flatMap(TokyoCabinetOrderedTable.scanByteOrder(of:))
     }
 
@@ -190,6 +193,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
                                                        nodes: treeNodes, generation: generation, body) {
             return answer
         }
+        // In a transaction: the pages Tokyo Cabinet loads for it, read first.
+        try refuseDamagedPages(bdb, key: key, removing: false)
         var size: Int32 = 0
         // A copy of its own: another thread's read may evict the page tcbdbget3 would point into.
         guard let value = tcbdbget(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count), &size) else {
@@ -205,6 +210,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
         guard value.count <= StorageLimits.largestValue, key.count <= StorageLimits.largestValue else {
             throw CabinetError.valueTooLarge(RecordLocation(file: path), size: max(value.count, key.count), limit: StorageLimits.largestValue)
         }
+        try refuseDamagedPages(bdb, key: key, removing: false)
         let empty: UInt8 = 0
         let stored = withUnsafeBytes(of: empty) { placeholder in
             tcbdbput(bdb, key.baseAddress ?? placeholder.baseAddress, Int32(key.count), value.baseAddress ?? placeholder.baseAddress, Int32(value.count))
@@ -215,6 +221,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
 
     func removeValue(forKey key: UnsafeRawBufferPointer) throws -> Bool {
         let bdb = try open()
+        try refuseDamagedPages(bdb, key: key, removing: true)
         if tcbdbout(bdb, key.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(key.count)) {
             wrote(bdb)
             return true
@@ -288,6 +295,25 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
                 key.elementsEqual(last) ? true : try body(key, value)
             }
         }
+    }
+
+    /// Throws if a page that a put (or delete) of `key` makes Tokyo Cabinet load
+    /// is damaged (``TokyoCabinetTreeScan/WriteCheck``): in a transaction through
+    /// its check, outside one while the file holds every page. Writes outside a
+    /// transaction after an unflushed one (none of Cabinet's) go unchecked.
+    private func refuseDamagedPages(_ bdb: UnsafeMutablePointer<TCBDB>, key: UnsafeRawBufferPointer, removing: Bool) throws {
+        if bdb.pointee.tran {
+            try writeCheck?.check(key, removing: removing, in: bdb, path: path, nodes: treeNodes)
+        } else if let bigEndian = mapScanByteOrder(bdb) {
+            try TokyoCabinetTreeScan.WriteCheck(bdb, root: bdb.pointee.root, bigEndian: bigEndian, generation: generation)
+                .check(key, removing: removing, in: bdb, path: path, nodes: treeNodes)
+        }
+    }
+
+    /// A check for the transaction `bdb` has just begun: its file holds the
+    /// whole tree now, and nothing is written to it before the commit.
+    func startWriteCheck(_ bdb: UnsafeMutablePointer<TCBDB>) {
+        writeCheck = scanByteOrder.map { TokyoCabinetTreeScan.WriteCheck(bdb, root: bdb.pointee.root, bigEndian: $0, generation: generation) }
     }
 
     /// The byte order of `bdb`'s map when a scan or a lookup reads it
