@@ -44,8 +44,8 @@
 /// Beyond this contract, a backend says what more it can do by conforming to
 /// other protocols, which the layer above asks for with `as?`:
 /// - ``ConcurrentReadingBackend``: its tables may be read from several threads
-///   at once. Without it a `StorePool` runs its read blocks one at a time, and
-///   two reads never run side by side: conform if the reads allow it.
+///   at once. Without it a writable `StorePool` runs its read blocks one at a
+///   time (a read-only one always does): conform if the reads allow it.
 /// - ``GroupCommittingTable`` (its tables): several tables' transactions commit as one.
 /// - ``OtherWritersBackend``: other processes write the store at the same time.
 /// - ``CommitWatchingBackend``: a read-only open learns of another process's commits.
