@@ -18,9 +18,10 @@ final class TemporaryDirectory {
     }
 }
 
-/// The backends every store test runs against.
+/// The backends every store test runs against: `dictionary` is `DictionaryBackend`,
+/// written from the storage seam's documentation alone.
 enum BackendKind: String, CaseIterable, CustomStringConvertible, Sendable {
-    case tokyoCabinet, memory, redis
+    case tokyoCabinet, memory, redis, dictionary
     var description: String { rawValue }
     /// Whether inserts take their rows from ranges reserved on the server
     /// (several writers: Redis): row IDs then jump to a new range after a

@@ -8,6 +8,7 @@ final class LivePoolFixture {
     let kind: BackendKind
     let directory: TemporaryDirectory
     let memory = MemoryBackend(name: "memory-live")
+    let dictionary = DictionaryBackend.Contents(name: "dictionary-live")
     let redisStore = TestRedis.newStoreName()
     static let classes: [StoredObject.Type] = [Track.self, Account.self, Vault.self]
     /// Set by `make asan` and `make tsan`: everything about ten times slower.
@@ -31,6 +32,7 @@ final class LivePoolFixture {
         case .tokyoCabinet: return try StorePool(path: storePath, classes: Self.classes)
         case .memory: return try StorePool(backend: memory, classes: Self.classes)
         case .redis: return try StorePool(backend: TestRedis.backend(store: redisStore), classes: Self.classes)
+        case .dictionary: return try StorePool(backend: DictionaryBackend(dictionary), classes: Self.classes)
         }
     }
 }
@@ -269,6 +271,7 @@ func insertTracks(_ pool: StorePool, _ tracks: [(String, String, UInt32)]) async
         case .tokyoCabinet: store = try ObjectStore(path: directory.path + "/store")
         case .memory: store = try ObjectStore(backend: MemoryBackend())
         case .redis: store = try ObjectStore(backend: TestRedis.backend(store: redisStore))
+        case .dictionary: store = try ObjectStore(backend: DictionaryBackend())
         }
         try store.register(Track.self, Account.self)
         return store

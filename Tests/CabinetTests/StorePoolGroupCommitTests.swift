@@ -21,6 +21,7 @@ private func openPool(_ kind: BackendKind, _ directory: TemporaryDirectory, fail
     case .tokyoCabinet: return try StorePool(path: directory.path + "/store", classes: classes)
     case .memory: return try StorePool(backend: MemoryBackend(), classes: classes)
     case .redis: return try StorePool(backend: TestRedis.backend(), classes: classes)
+    case .dictionary: return try StorePool(backend: DictionaryBackend(), classes: classes)
     }
 }
 

@@ -24,6 +24,7 @@ private final class PoolFixture {
     let kind: BackendKind
     let directory: TemporaryDirectory
     let memory = MemoryBackend(name: "memory-pool")
+    let dictionary = DictionaryBackend.Contents(name: "dictionary-pool")
     let redisStore = TestRedis.newStoreName()
 
     init(_ kind: BackendKind) throws {
@@ -37,6 +38,7 @@ private final class PoolFixture {
         case .tokyoCabinet: return try StorePool(path: directory.path + "/store", classes: classes)
         case .memory: return try StorePool(backend: memory, classes: classes)
         case .redis: return try StorePool(backend: TestRedis.backend(store: redisStore), classes: classes)
+        case .dictionary: return try StorePool(backend: DictionaryBackend(dictionary), classes: classes)
         }
     }
 

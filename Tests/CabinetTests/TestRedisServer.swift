@@ -141,12 +141,14 @@ enum TestRedis {
 
 extension BackendKind {
     /// A new, empty store of this kind: a Tokyo Cabinet directory under
-    /// `directory`, a new in-memory backend, or a new store on the test Redis server.
+    /// `directory`, a new in-memory backend, a new store on the test Redis server,
+    /// or new dictionary contents.
     func newBackend(in directory: TemporaryDirectory, name: String = "store") throws -> any StorageBackend {
         switch self {
         case .tokyoCabinet: try TokyoCabinetBackend(directory: directory.path + "/" + name)
         case .memory: MemoryBackend(name: name)
         case .redis: try TestRedis.backend()
+        case .dictionary: DictionaryBackend(.init(name: name))
         }
     }
 
@@ -156,6 +158,7 @@ extension BackendKind {
         case .tokyoCabinet: try TokyoCabinetBackend(directory: backend.path)
         case .memory: backend
         case .redis: try RedisBackend(address: (backend as! RedisBackend).address, options: TestRedis.options)
+        case .dictionary: DictionaryBackend((backend as! DictionaryBackend).contents)
         }
     }
 }

@@ -8,6 +8,8 @@ final class StoreFixture {
     let kind: BackendKind
     let directory: TemporaryDirectory
     private let memory = MemoryBackend(name: "memory-store")
+    /// The dictionary store's records, which each open of it shares.
+    private let dictionary = DictionaryBackend.Contents(name: "dictionary-store")
     /// The store's name on the test Redis server.
     let redisStore = TestRedis.newStoreName()
 
@@ -25,6 +27,7 @@ final class StoreFixture {
         case .tokyoCabinet: store = try ObjectStore(path: storePath, options: options)
         case .memory: store = try ObjectStore(backend: memory, options: options)
         case .redis: store = try ObjectStore(backend: TestRedis.backend(store: redisStore), options: options)
+        case .dictionary: store = try ObjectStore(backend: DictionaryBackend(dictionary), options: options)
         }
         for type in types.isEmpty ? [Song.self, Playlist.self, Album.self, Node.self] : types {
             try store.register(type)
@@ -43,6 +46,7 @@ final class StoreFixture {
         case .tokyoCabinet: try TokyoCabinetBackend(directory: storePath)
         case .memory: memory
         case .redis: try TestRedis.backend(store: redisStore)
+        case .dictionary: DictionaryBackend(dictionary)
         }
     }
 

@@ -245,7 +245,7 @@ func runStore(_ mode: String, count: Int, base: String?) async throws {
             try store.save()
         }
     case "store-list-append":
-        // Issue 14's target: one note appended to a notebook of 100,000 and saved, ≤ 1 ms.
+        // The list append's target (a target, not a measurement): one note appended to a notebook of 100,000 and saved, ≤ 1 ms.
         let notebook = insertNotebook(of: 100_000, into: store)
         try store.save()
         try await measure(mode, count: count) {

@@ -59,8 +59,8 @@ extension DataBuffer {
         if range.isEmpty { return nil }
         let utf8 = slice(range).assumingMemoryBound(to: UInt8.self)
         // The initializer that copies into a new string's own storage is the
-        // cheapest public way to make a String (less than half the instructions
-        // of String(decoding:), a fifth of String(validating:)); it repairs
+        // cheapest public way to make a String (cheaper than String(decoding:)
+        // and String(validating:): BENCHMARKS.md has the counts); it repairs
         // invalid UTF-8 rather than failing, so a string that came back
         // different from its bytes was not valid.
         let decoded: String? = {

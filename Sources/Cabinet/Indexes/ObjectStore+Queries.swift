@@ -141,8 +141,7 @@ extension ObjectStore {
     ///
     /// The objects are gathered as `StoredObject`s and made a `[T]` once at the
     /// end: this code is not specialized for `T`, and appending to a `[T]` here
-    /// looked up the array type's metadata for every object (about 330
-    /// instructions each, in a query whose objects cost 10,000 in all).
+    /// looked up the array type's metadata for every object.
     func collect<T: StoredObject>(_ limit: Int?, _ scan: ((T, inout Bool) throws -> Void) throws -> Void) throws -> [T] {
         if let limit, limit <= 0 { return [] }
         var gathered: [StoredObject] = []

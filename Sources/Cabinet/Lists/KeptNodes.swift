@@ -4,8 +4,8 @@
 /// An append keeps every child of the nodes on its path but one (a hundred or
 /// more IDs a save), and the walk asks about each child of the old path. Kept in
 /// a table addressed by the IDs' own bits: node IDs are random, so they need no
-/// hashing. A sorted array searched by halving cost a sort a save (7 % of an
-/// append's instructions) and a set hashing each ID more. IDs read from a
+/// hashing. A sorted array searched by halving cost a sort a save, and a set
+/// hashing each ID more (BENCHMARKS.md has the counts). IDs read from a
 /// damaged or crafted file may collide in those bits; that makes probes longer,
 /// never wrong: a table is at most a few hundred IDs, a save's own tree.
 struct KeptNodes {

@@ -17,8 +17,8 @@ final class ListNode {
     /// Inner nodes are written with up to this many children (a node of 650
     /// bytes): 100,000 elements fit in three levels. Narrow, because a pool's
     /// write block that appends copies the inner node above the last leaf, and
-    /// copying and freeing 128 children was about 7 % of a notebook append's
-    /// instructions (`poolbench pool-list-append` under callgrind). A node
+    /// copying and freeing 128 children was a visible part of a notebook append
+    /// (BENCHMARKS.md, "What the code's shape was chosen against"). A node
     /// read from disk may be wider (versions before wrote up to 128); it is
     /// read and changed as any other.
     static let innerCapacity = 32

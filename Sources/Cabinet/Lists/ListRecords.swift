@@ -39,7 +39,8 @@ enum ListRecords {
             buffer.writeUInt8(leafKind)
             buffer.writeUInt32(UInt32(rowIDs.count))
             // One copy where memory is little-endian already: a pool's group rewrites a
-            // leaf of up to 512 row IDs, and writing them one by one was 13,000 instructions.
+            // leaf of up to 512 row IDs, and writing them one by one cost a group more
+            // than the copy (BENCHMARKS.md, "What the code's shape was chosen against").
             if isLittleEndianHost { rowIDs.withUnsafeBytes { buffer.append($0) } } else { for rowID in rowIDs { buffer.writeUInt32(rowID) } }
         } else {
             buffer.writeUInt8(innerKind)

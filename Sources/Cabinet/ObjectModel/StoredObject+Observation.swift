@@ -7,9 +7,9 @@ import Observation
 // `ObservationRegistrar.access`, called with a registrar of the object read: the
 // getter cannot tell beforehand whether a tracking block is running (the
 // thread-local that says so is Observation's own), so every read of an observed
-// object must call it, and every object read needs a registrar of its own. That
-// is about a hundred instructions per read and an allocation per object, more
-// than a store that no one observes should pay. So only the objects of a store
+// object must call it, and every object read needs a registrar of its own: a
+// call per read and an allocation per object, more than a store that no one
+// observes should pay. So only the objects of a store
 // opened with `ObjectStore.Options.observable` take part: `ClassEntry.adopt` sets
 // their `observable` flag, which sits in the byte a getter tests anyway (is the
 // object a fault?), so the objects of other stores pay nothing on reads, and a

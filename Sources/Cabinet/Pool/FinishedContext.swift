@@ -2,8 +2,8 @@
 /// the writer queue to the block's caller, who closes it.
 ///
 /// Why: closing a context dissolves its objects' relationships and frees them,
-/// its class entries and its uniquing tables, about a tenth of a small write
-/// block's instructions. On the writer queue that work sat between one block
+/// its class entries and its uniquing tables, a good part of a small write
+/// block. On the writer queue that work sat between one block
 /// and the next; the caller, waiting for its commit anyway, does it on its own
 /// thread, beside the writer.
 ///

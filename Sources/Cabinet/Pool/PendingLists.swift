@@ -5,8 +5,8 @@
 /// Why: blocks that append to one big ``StoredList`` one after another (a
 /// service's `POST /notebooks/:id/notes`) each rewrote the list's last leaf,
 /// the inner nodes above it and its root, encoded and checksummed, and the next
-/// block replaced them all: more than half of an append's instructions, for
-/// records no commit ever wrote. Now a block's save stages its owner's record
+/// block replaced them all: most of an append's work, for records no commit
+/// ever wrote. Now a block's save stages its owner's record
 /// and hands its lists here, and the group's commit writes each changed list
 /// once, in the same journal as everything else the group staged. So a group
 /// is still one save, all or nothing.

@@ -138,10 +138,13 @@ public final class StorePool: Sendable {
     ///     try store.fetchAll(Note.self).map(\.title)
     /// }
     /// ```
-    /// Read blocks run side by side, and beside the running write block; a
-    /// read block waits only while a save writes, and sees no save that
-    /// commits after it started. A block that inserts, changes or deletes
-    /// objects throws ``/CabinetStorage/CabinetError/readOnly(path:reason:)`` and nothing of it
+    /// Read blocks run side by side (on a writable backend that allows it:
+    /// ``/CabinetStorage/ConcurrentReadingBackend``, as the memory and Redis
+    /// backends and the Tokyo Cabinet one a pool opens by path do; else one at
+    /// a time), and beside the running write block; a read block waits only
+    /// while a save writes, and sees no save that commits after it started. A
+    /// block that inserts, changes or deletes objects throws
+    /// ``/CabinetStorage/CabinetError/readOnly(path:reason:)`` and nothing of it
     /// is saved (so do `save()`, `upgradeAll` and `compact()` in it).
     /// Throws ``/CabinetStorage/CabinetError/storeClosed(path:)`` once ``close()`` was called,
     /// and whatever `block` throws.

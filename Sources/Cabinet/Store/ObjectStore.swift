@@ -128,7 +128,7 @@ public final class ObjectStore {
     /// A pool context's auxiliary tables that existed when the pool was made
     /// (``ContextTemplate/auxiliaryTables``): a write block that changes a list
     /// looks the lists table up at every save, and finding it in the backend
-    /// (its lock, the catalog) was about 2 % of a notebook append.
+    /// takes its lock and reads the catalog each time.
     var poolAuxiliaryTables: [String: any StorageTable] = [:]
     /// Named buffers set or removed since the last save (`nil`: removed).
     var pendingNamedBuffers: [String: [UInt8]?] = [:]

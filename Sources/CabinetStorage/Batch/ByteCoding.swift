@@ -3,8 +3,8 @@
 /// these two write and read the journal, whose values are opaque bytes.
 struct ByteWriter: ~Copyable {
     // Raw memory grown by doubling, not an Array: a journaled save appends every
-    // record here, and `Array.append(contentsOf:)` cost about 90 instructions a
-    // call, 8 % of a three-class save's (callgrind, complex-insert).
+    // record here, and `Array.append(contentsOf:)` was a visible part of a
+    // save (BENCHMARKS.md, "What the code's shape was chosen against").
     private var start: UnsafeMutableRawPointer
     private var capacity: Int
     private(set) var count = 0

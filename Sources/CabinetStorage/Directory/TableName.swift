@@ -27,9 +27,9 @@ package enum TableName {
         if name.isEmpty || name.utf8.count > maximumLength {
             return "must be 1 to \(maximumLength) bytes long, not \(name.utf8.count): Cabinet writes a new or rebuilt file as '\(DirectoryFiles.temporaryPrefix)' and the name, Tokyo Cabinet looks for that file's log, '…\(logSuffix)', and a file's name has at most \(longestFileName) bytes"
         }
-        // Bytes, not `String.contains(_:)`: Foundation's substring search cost a
-        // journal replay 17,000 instructions a table name: 51,000 of a one-block
-        // commit's 395,000 (poolbench pool-list-append, one caller).
+        // Bytes, not `String.contains(_:)`: Foundation's general substring search
+        // was a visible part of a journal replay, which checks every table name
+        // (BENCHMARKS.md, "What the code's shape was chosen against").
         if name.utf8.first == UInt8(ascii: ".") || name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 || $0 == UInt8(ascii: "\n") }) {
             return "may not start with '.' or contain '/' or a newline (it would name a file outside the store, or one of Cabinet's own)"
         }

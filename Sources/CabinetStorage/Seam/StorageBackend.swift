@@ -40,6 +40,15 @@
 /// Table names are checked (`TableName`) before they reach a backend: 1 to
 /// 255 bytes, no leading dot, no `/`, newline or NUL, and no `.wal` or `.tmp.N`
 /// ending (Tokyo Cabinet's own files).
+///
+/// Beyond this contract, a backend says what more it can do by conforming to
+/// other protocols, which the layer above asks for with `as?`:
+/// - ``ConcurrentReadingBackend``: its tables may be read from several threads
+///   at once. Without it a writable `StorePool` runs its read blocks one at a
+///   time (a read-only one always does): conform if the reads allow it.
+/// - ``GroupCommittingTable`` (its tables): several tables' transactions commit as one.
+/// - ``OtherWritersBackend``: other processes write the store at the same time.
+/// - ``CommitWatchingBackend``: a read-only open learns of another process's commits.
 public protocol StorageBackend: AnyObject {
     /// Where the store is kept (a directory path, a URL, or a name for in-memory stores).
     var path: String { get }
@@ -49,7 +58,10 @@ public protocol StorageBackend: AnyObject {
     var services: any StoreServices { get }
 
     /// Opens the table `name`, creating it (empty, whole or not at all) if it
-    /// does not exist. Opening an open table returns the same table.
+    /// does not exist. Opening an open table returns the same table. An ordered
+    /// table (``openOrderedTable(named:)``) opened here is returned as itself, an
+    /// ``OrderedStorageTable``: a copy tells the two kinds apart by `is`, and
+    /// makes its copy the same kind.
     ///
     /// Throws ``CabinetError/notADatabase(_:reason:)`` when something that is
     /// not a table is in its place, ``CabinetError/readOnly(path:reason:)`` when
@@ -121,7 +133,12 @@ public protocol StorageBackend: AnyObject {
     /// Commits every change of `batch`, in all its tables, all or nothing:
     /// a save's records, list nodes, index entries and named buffers. Tables
     /// the batch names that do not exist are created, except one the store's
-    /// catalog lists (its file is gone): that throws ``CabinetError/missingClassFile(_:classID:)``.
+    /// catalog lists (its file is gone): that throws ``CabinetError/missingClassFile(_:classID:)``
+    /// (check every table before changing any). A table created here is a plain
+    /// one, as ``openTable(named:)`` makes: the layer above opens an ordered table
+    /// with ``openOrderedTable(named:)`` before a batch writes it. Apply each
+    /// table's changes in the order ``TableChanges/forEach(_:)`` gives them: an
+    /// unindexed table's changes may name a key twice, and the last one stands.
     ///
     /// ```swift
     /// var batch = WriteBatch()
@@ -151,6 +168,13 @@ public protocol StorageBackend: AnyObject {
     func finishUnfinishedCommit() throws -> Int?
 
     /// Closes every table and releases the store's lock. Calling it twice does nothing.
+    ///
+    /// What was committed stays where the store is kept, for the next open (a
+    /// new backend on the same directory, address or in-memory contents). The
+    /// tables handed out and the backend's own requirements throw
+    /// ``CabinetError/storeClosed(path:)`` afterwards; a backend whose store is
+    /// the object itself (``MemoryBackend``) may instead keep serving, so that
+    /// the next store is opened on the same object.
     func close()
 }
 

@@ -99,6 +99,9 @@ public protocol StorageTable: AnyObject {
     /// Calls `body` with each key and value, in the table's own order, until it
     /// returns `false`; an error `body` throws ends the scan and is rethrown.
     /// The table must not be changed while this runs; other tables may be read.
+    /// A plain table promises no order, and the layer above depends on none (a
+    /// hash file's order, a Swift dictionary's, will do); an ``OrderedStorageTable``
+    /// scans in key order.
     func forEach(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
 
     /// Calls `body` with each record whose key is a row ID of `rows` (4 bytes,

@@ -4,8 +4,8 @@
 /// Every buffer the store hands out holds it strongly, in its ``RecordContext``.
 /// An app may keep such a buffer beyond `read(from:)`, past the store's close and
 /// even its deinit, so the resolver holds the class entries themselves, never a
-/// pointer to the store (an unretained one would dangle; a weak one cost 5 % more
-/// instructions on a fetch that reads one reference per record). The store closes
+/// pointer to the store (an unretained one would dangle; a weak one costs a
+/// fetch that reads references more: BENCHMARKS.md has the count). The store closes
 /// it when it closes: the entries are let go, and a kept buffer's next reference
 /// read throws ``CabinetError/storeClosed(path:)`` instead of touching them.
 ///

@@ -12,8 +12,8 @@ import Darwin
 ///
 /// Why in place: a journal written to a new file and renamed into place cost
 /// a file's creation, a rename and an unlink at every save of several files,
-/// the most expensive system calls of a small pool group (about 13 % of a
-/// service's requests appending to a big list). In place it is two writes:
+/// the most expensive system calls of a small pool group, which a service
+/// appending to a big list makes at every request. In place it is two writes:
 ///
 /// 1. the header (state 1, the journal's length and its CRC-32) and the journal,
 ///    in one `pwrite` (with `syncOnCommit`, then `fdatasync`). A write of

@@ -12,8 +12,7 @@ import Darwin
 /// Why: Tokyo Cabinet loads a page into its cache by copying every record of it
 /// into a `malloc`ed block of its own (and frees a page's worth when the cache is
 /// full), so an index query that finds ten songs among a million paid for a whole
-/// leaf of records, a third of its instructions (callgrind: 55,000 of 160,000
-/// per `indexed-equal` query). Here a scan walks from the root to its first leaf
+/// leaf of records, copied and freed, to read a few of them. Here a scan walks from the root to its first leaf
 /// and along the leaves' `next` links, reading keys and values in place.
 ///
 /// The page formats are Tokyo Cabinet's (`tcbdbnodesave`, `tcbdbleafsave`;

@@ -1,0 +1,1 @@
+../../../../Tests/CabinetTests/Dictionary/DictionaryTable.swift
