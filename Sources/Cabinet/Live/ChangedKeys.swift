@@ -22,11 +22,7 @@ final class ChangedKeys {
         init(whole: Bool, keys: Set<[UInt8]>, rows: Set<UInt32>? = nil) {
             self.whole = whole
             self.keys = keys
-            self.rows = rows ?? Set(keys.lazy.filter { $0.count == 4 }.map(TableKeys.row))
-        }
-
-        static func row(_ key: [UInt8]) -> UInt32 {
-            key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+            self.rows = rows ?? Set(keys.lazy.compactMap(RowKey.row))
         }
 
         /// Whether a changed key lies from `lower` up to, not including, `upper` (`nil`: no end).
@@ -87,7 +83,7 @@ final class ChangedKeys {
                 var set = Set<[UInt8]>(minimumCapacity: changes.count), rows = Set<UInt32>()
                 changes.forEachChange { key, _, _ in
                     set.insert(Array(key))
-                    if key.count == 4 { rows.insert(UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))) }
+                    if let row = RowKey.row(key) { rows.insert(row) }
                     return true
                 }
                 return set.isEmpty ? nil : TableKeys(whole: false, keys: set, rows: rows)

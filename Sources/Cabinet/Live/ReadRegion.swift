@@ -27,7 +27,7 @@ struct ReadRegion: Sendable {
         var isEmpty: Bool { !whole && rows.isEmpty && keys.isEmpty && ranges.isEmpty }
 
         mutating func read(key: UnsafeRawBufferPointer) {
-            if key.count == 4 { rows.insert(UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))) } else { keys.insert(Array(key)) }
+            if let row = RowKey.row(key) { rows.insert(row) } else { keys.insert(Array(key)) }
         }
 
         /// Whether a commit that changed `changed` in this table touches this part.

@@ -20,8 +20,8 @@ final class RegionRecorder {
 
         func read(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
             guard recorder.isRecording else { return }
-            if key.count == 4 {
-                read(row: UInt32(littleEndian: key.loadUnaligned(as: UInt32.self)), value: value)
+            if let row = RowKey.row(key) {
+                read(row: row, value: value)
             } else {
                 region.keys.insert(Array(key))
             }

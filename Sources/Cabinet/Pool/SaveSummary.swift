@@ -29,11 +29,7 @@ extension SaveSummary {
         let tables = save.wholeStore ? Dictionary(uniqueKeysWithValues: classes.map { ($0, Set<[UInt8]>?.none) }) : save.tables
         self.classes = tables.keys.filter(classes.contains).sorted().map { name in
             let keys = tables[name] ?? nil
-            let rows = (keys ?? []).compactMap { key -> UInt32? in
-                guard key.count == 4 else { return nil }
-                let row = key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
-                return row == ClassMetadata.rowID ? nil : row
-            }.sorted()
+            let rows = (keys ?? []).compactMap { key in RowKey.row(key).flatMap { $0 == ClassMetadata.rowID ? nil : $0 } }.sorted()
             var change = StorePool.ClassChange(className: name, inserted: [], updated: rows, deleted: [])
             change.wholeClass = keys == nil
             return change
@@ -72,9 +68,7 @@ extension ObjectStore {
             guard entriesByName[name] != nil else { return }
             var inserted: [UInt32] = [], updated: [UInt32] = [], deleted: [UInt32] = []
             changes.forEachChange { key, value, isNew in
-                guard key.count == 4 else { return true }
-                let row = UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))
-                guard row != ClassMetadata.rowID else { return true }
+                guard let row = RowKey.row(key), row != ClassMetadata.rowID else { return true }
                 if value == nil { deleted.append(row) } else if isNew { inserted.append(row) } else { updated.append(row) }
                 return true
             }

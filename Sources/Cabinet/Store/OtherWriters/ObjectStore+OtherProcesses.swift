@@ -117,11 +117,11 @@ extension ObjectStore {
             entry.recordsChanged()   // records read ahead of this (a query's batch) are stale
             var metadataChanged = keys == nil
             func row(_ object: StoredObject) {
-                if !takeIn(object, of: entry) { stale.mark(name, withUnsafeBytes(of: object.rowID.littleEndian, Array.init)) }
+                if !takeIn(object, of: entry) { stale.mark(name, RowKey.bytes(object.rowID)) }
             }
             if let keys {
-                for key in keys where key.count == 4 {
-                    let rowID = key.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+                for key in keys {
+                    guard let rowID = RowKey.row(key) else { continue }
                     if rowID == ClassMetadata.rowID { metadataChanged = true } else if let object = entry.live.object(at: rowID) { row(object) }
                 }
             } else {
@@ -139,7 +139,7 @@ extension ObjectStore {
                 entry.metadata.layouts.merge(theirs.layouts) { ours, _ in ours }
             } else {
                 // An upgrade on one side: not merged.
-                stale.mark(name, withUnsafeBytes(of: ClassMetadata.rowID.littleEndian, Array.init))
+                stale.mark(name, RowKey.bytes(ClassMetadata.rowID))
             }
         }
 
@@ -154,7 +154,7 @@ extension ObjectStore {
                     owner.live.forEachObject { object in
                         // A new object's row was handed to this process alone: their lists are not its own.
                         if object.changeState != .inserted, !takeIn(object, of: owner) {
-                            stale.mark(owner.name, withUnsafeBytes(of: object.rowID.littleEndian, Array.init))
+                            stale.mark(owner.name, RowKey.bytes(object.rowID))
                         }
                     }
                 }

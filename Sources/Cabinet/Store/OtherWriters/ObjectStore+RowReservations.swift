@@ -57,7 +57,7 @@ extension ObjectStore {
         let size = reservations.nextSize(entry.name)
         let location = entry.location(row: ClassMetadata.rowID)
         var raised: ClassMetadata?
-        _ = try reservations.backend.updateRecord(inTable: entry.name, forKey: withUnsafeBytes(of: ClassMetadata.rowID.littleEndian, Array.init)) { old in
+        _ = try reservations.backend.updateRecord(inTable: entry.name, forKey: RowKey.bytes(ClassMetadata.rowID)) { old in
             // Registration writes the row at once: without it the class is gone from the
             // store (a restore without it, or the table removed), and no row is made up here.
             guard let old else {

@@ -332,10 +332,9 @@ extension ObjectStore {
         if rowsRead == 0 || (goOn && rowsRead < records - 1) {
             let onlyPast: UInt32? = rowsRead == 0 ? nil : last
             try entry.table.forEach { key, value in
-                guard key.count == 4 else {
+                guard let rowID = RowKey.row(key) else {
                     throw CabinetError.malformedRecord(entry.location(), reason: "a key of \(key.count) bytes; row keys are 4 bytes")
                 }
-                let rowID = UInt32(littleEndian: key.loadUnaligned(as: UInt32.self))
                 if rowID == ClassMetadata.rowID { return true }
                 guard rowID >= ClassMetadata.firstObjectRowID else {
                     throw CabinetError.malformedRecord(entry.location(row: rowID), reason: "row \(rowID) cannot hold an object")
