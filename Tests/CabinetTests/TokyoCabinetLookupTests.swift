@@ -34,6 +34,43 @@ import Testing
         return (backend, table, kept, removed)
     }
 
+    /// Row keys take an unrolled path of the bucket and hash byte (`bucketAndHash`):
+    /// with Tokyo Cabinet's own numbers, every row is found where Tokyo Cabinet put it.
+    @Test func everyFourByteRowKeyIsFoundWhereTokyoCabinetPutIt() throws {
+        let directory = try TemporaryDirectory()
+        var options = TokyoCabinetBackend.Options()
+        options.bucketCount = 17
+        let backend = try TokyoCabinetBackend(directory: directory.path, options: options)
+        defer { backend.close() }
+        let table = try #require(try backend.openTable(named: "Rows") as? TokyoCabinetTable)
+        let rows = (0..<3_000).map { UInt32($0) &* 2_654_435_761 }
+        try table.transaction {
+            for row in rows { try withUnsafeBytes(of: row) { try table.setValue($0, forRow: row) } }
+        }
+        let hdb = try #require(table.handle)
+        guard let bigEndian = TokyoCabinetLookup.byteOrder(of: hdb) else {
+            Issue.record("this machine's files are read here")
+            return
+        }
+        for row in rows {
+            let outcome = withUnsafeBytes(of: row.littleEndian) { TokyoCabinetLookup.find(hdb, key: $0, bigEndian: bigEndian) }
+            guard case .found(let bytes) = outcome else {
+                Issue.record("row \(row) not found: \(outcome)")
+                continue
+            }
+            #expect(bytes.loadUnaligned(as: UInt32.self) == row)
+        }
+        // The same numbers as the loop every other key length takes.
+        for row in rows.prefix(200) {
+            withUnsafeBytes(of: row.littleEndian) { key in
+                var index: UInt64 = 19_780_211
+                for byte in key { index = index &* 37 &+ UInt64(byte) }
+                let (bucket, hash) = TokyoCabinetHashHeader.bucketAndHash(of: key, bucketCount: 17)
+                #expect(bucket == index % 17 && hash == TokyoCabinetHashHeader.hashByte(of: key))
+            }
+        }
+    }
+
     @Test(arguments: [UInt64(1), 2])
     func everyKeyItFindsHasTokyoCabinetsValueAndEveryKeyItCallsAbsentIsAbsent(_ seed: UInt64) throws {
         let directory = try TemporaryDirectory()

@@ -238,18 +238,28 @@ extension ObjectStore {
     /// A record as it goes to disk: version byte (if versioned), content, trailer (if checksummed).
     @inline(__always)
     func encode(_ object: StoredObject, entry: ClassEntry, into buffer: inout DataBuffer, version: UInt8?) throws {
-        buffer.removeAll()
-        buffer.context?.listCollector?.reset()
+        // A buffer without a context (most classes) is tested once, not once per field.
+        if _slowPath(buffer.context != nil) {
+            buffer.removeAll()
+            buffer.context?.listCollector?.reset()
+        } else {
+            // removeAll() of a buffer just seen to have no context.
+            buffer.writerIndex = 0
+            buffer.readerIndex = 0
+        }
         if let version { buffer.writeUInt8(version) }
         // The store reading the object for itself is no read an observer made (and makes it no registrar).
         let observable = entry.observesObjects
         if _slowPath(observable) { object.contentState.remove(.observable) }
         object.write(to: &buffer)
         if _slowPath(observable) { object.contentState.insert(.observable) }
-        if let target = buffer.firstUninsertedReference {
-            throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
+        // A write that notes an uninserted reference or a list failure gives the buffer a context.
+        if _slowPath(buffer.context != nil) {
+            if let target = buffer.firstUninsertedReference {
+                throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
+            }
+            if let failure = buffer.listFailure { throw failure }
         }
-        if let failure = buffer.listFailure { throw failure }
         // Checked before the trailer: no checksum over bytes that will not be written.
         if buffer.count + recordFormat.trailerSize > StorageLimits.largestValue {
             throw CabinetError.valueTooLarge(entry.location(row: object.rowID), size: buffer.count + recordFormat.trailerSize,

@@ -101,7 +101,12 @@ struct ChangeBytes: @unchecked Sendable {
         let at = storage.start + start
         at.storeBytes(of: (UInt32(key.count) | (isNew ? ChangeBytes.newKey : 0)).littleEndian, as: UInt32.self)
         (at + 4).storeBytes(of: (value.map { UInt32($0.count) } ?? ChangeBytes.removal).littleEndian, as: UInt32.self)
-        if let base = key.baseAddress, key.count > 0 { (at + 8).copyMemory(from: base, byteCount: key.count) }
+        if key.count == 4, let base = key.baseAddress {
+            // A row key, a save's every record: one load and store, not a call to copy 4 bytes.
+            (at + 8).storeBytes(of: base.loadUnaligned(as: UInt32.self), as: UInt32.self)
+        } else if let base = key.baseAddress, key.count > 0 {
+            (at + 8).copyMemory(from: base, byteCount: key.count)
+        }
         if let value, let base = value.baseAddress, value.count > 0 { (at + 8 + key.count).copyMemory(from: base, byteCount: value.count) }
         storage.count = start &+ total
     }

@@ -105,6 +105,13 @@ public struct TableChanges: Sendable {
             logCount += 1
             return false
         }
+        return setIndexed(key, to: value, isNew: isNew)
+    }
+
+    /// ``set(_:to:isNew:)`` of an indexed table. Apart, so that a log's append,
+    /// once a save's every record, is a small function of its own.
+    @inline(never)
+    private mutating func setIndexed(_ key: UnsafeRawBufferPointer, to value: UnsafeRawBufferPointer?, isNew: Bool) -> Bool {
         if let existing = index(of: key) {
             changes[existing].value = store(value)
             return true

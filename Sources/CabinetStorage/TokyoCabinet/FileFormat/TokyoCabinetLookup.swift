@@ -238,6 +238,8 @@ struct LookupWalk {
     let bigEndian: Bool
     let header: Int
 
+    /// (Inlined: each put and read makes one, and most of its fields go unread.)
+    @inline(__always)
     init?(_ hdb: UnsafeMutablePointer<TCHDB>, bigEndian: Bool) {
         let db = hdb.pointee
         guard !db.async, let base = db.map, db.apow < 32, db.bnum > 0 else { return nil }
