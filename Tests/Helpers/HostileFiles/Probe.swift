@@ -104,26 +104,11 @@ func maintenance(_ path: String, _ run: (String, () throws -> String) -> Void) {
 func save(_ store: ObjectStore, _ run: (String, () throws -> String) -> Void) {
     var saveFailed: CabinetError?
     run("save") {
-        guard let song = try store.fetch(Song.self, rowID: 2 + 40),
-              let other = try store.fetch(Song.self, rowID: 2 + 41),
-              let shelf = try store.fetchAll(Shelf.self).min(by: { $0.rowID < $1.rowID }) else { return "no song or shelf" }
-        song.artist = "renamed"
-        song.seconds = 777
-        song.title = "retitled nightingale"
-        store.delete(other)
-        let added = Song()
-        added.title = "added nightingale"
-        added.artist = "renamed"
-        store.insert(added)
-        shelf.songs.append(added)
-        try store.setNamedBuffer(DataBuffer(bytes: [1, 2, 3]), forName: bufferNames[0])
-        do {
-            try store.save()
-        } catch let error as CabinetError {
+        // Any error of this step (a read before the save too) means nothing was saved.
+        do { return try changeAndSave(store) } catch let error as CabinetError {
             saveFailed = error
             throw error
         }
-        return "saved \(added.rowID)"
     }
     run("after save") {
         // What a failed save changed is nothing: no answer to compare, its error stands for it.
@@ -132,4 +117,25 @@ func save(_ store: ObjectStore, _ run: (String, () throws -> String) -> Void) {
         let found = try store.search(Song.self, matching: "nightingale").map { String($0.rowID) }
         return renamed.joined(separator: ",") + " / " + found.joined(separator: ",")
     }
+}
+
+/// The save of ``save(_:_:)``: one song renamed, retitled and re-timed, one
+/// deleted, one inserted and appended to the first shelf's list, a named buffer
+/// replaced. Returns the new song's row.
+private func changeAndSave(_ store: ObjectStore) throws -> String {
+    guard let song = try store.fetch(Song.self, rowID: 2 + 40),
+          let other = try store.fetch(Song.self, rowID: 2 + 41),
+          let shelf = try store.fetchAll(Shelf.self).min(by: { $0.rowID < $1.rowID }) else { return "no song or shelf" }
+    song.artist = "renamed"
+    song.seconds = 777
+    song.title = "retitled nightingale"
+    store.delete(other)
+    let added = Song()
+    added.title = "added nightingale"
+    added.artist = "renamed"
+    store.insert(added)
+    shelf.songs.append(added)
+    try store.setNamedBuffer(DataBuffer(bytes: [1, 2, 3]), forName: bufferNames[0])
+    try store.save()
+    return "saved \(added.rowID)"
 }
