@@ -123,9 +123,9 @@ func save(_ store: ObjectStore, _ run: (String, () throws -> String) -> Void) {
 /// deleted, one inserted and appended to the first shelf's list, a named buffer
 /// replaced. Returns the new song's row.
 private func changeAndSave(_ store: ObjectStore) throws -> String {
-    guard let song = try store.fetch(Song.self, rowID: 2 + 40),
-          let other = try store.fetch(Song.self, rowID: 2 + 41),
-          let shelf = try store.fetchAll(Shelf.self).min(by: { $0.rowID < $1.rowID }) else { return "no song or shelf" }
+    guard let song = try store.fetch(Song.self, rowID: 2 + 40) else { return "no song 42" }
+    guard let other = try store.fetch(Song.self, rowID: 2 + 41) else { return "no song 43" }
+    guard let shelf = try store.fetchAll(Shelf.self).min(by: { $0.rowID < $1.rowID }) else { return "no shelf" }
     song.artist = "renamed"
     song.seconds = 777
     song.title = "retitled nightingale"
