@@ -83,7 +83,7 @@ extension CabinetError {
         public static let invalidModel = Code(rawValue: "invalidModel")
         /// A class's layout of a version differs from the layout that version's
         /// records were written in: a stored property was removed, moved or retyped
-        /// without raising the class's version (``StoredObject/layoutFingerprints``).
+        /// without raising the class's version (`StoredObject.layoutFingerprints`, in Cabinet).
         /// Reading on would misread every such record, so the class is refused before
         /// any is read. Sets ``CabinetError/className``, ``CabinetError/recordVersion``
         /// (the version whose layout changed) and ``CabinetError/reason`` (what to do).
