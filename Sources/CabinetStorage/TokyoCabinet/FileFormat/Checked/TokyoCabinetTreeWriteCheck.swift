@@ -38,6 +38,8 @@ extension TokyoCabinetTreeScan {
         /// The highest leaf and inner-node IDs whose bucket chains have been walked.
         private var walkedLeaf: UInt64
         private var walkedNode: UInt64
+        /// The file's last inner-node ID when the check began.
+        private let firstNode: UInt64
 
         /// A check of the tree `bdb` holds in its file now, whose root is `root`.
         init(_ bdb: UnsafeMutablePointer<TCBDB>, root: UInt64, bigEndian: Bool, generation: Int) {
@@ -47,6 +49,7 @@ extension TokyoCabinetTreeScan {
             // IDs are never used twice: only those above the file's last ones are new.
             walkedLeaf = bdb.pointee.lnum
             walkedNode = bdb.pointee.nnum
+            firstNode = bdb.pointee.nnum
         }
 
         /// Reads every page a put (or, when `removing`, a delete) of `key` may make
@@ -59,7 +62,10 @@ extension TokyoCabinetTreeScan {
             guard let hdb = tree.hdb,
                   let (leaf, levels) = try descend(to: key, from: root, in: tree, nodes: nodes, generation: generation) else { return }
             // A put may split the leaf and every node above it, and add a root: that many new IDs at most.
-            try walkNewPages(leaves: bdb.pointee.lnum &+ 1, nodes: bdb.pointee.nnum &+ UInt64(levels) &+ 1, tree: tree, hdb: hdb)
+            // The tree is `levels` deep in the file, and one deeper for each root this transaction added,
+            // each of which took a node ID: so never deeper than `levels` and the node IDs taken since.
+            let nodesTaken = bdb.pointee.nnum &- firstNode
+            try walkNewPages(leaves: bdb.pointee.lnum &+ 1, nodes: bdb.pointee.nnum &+ UInt64(levels) &+ nodesTaken &+ 1, tree: tree, hdb: hdb)
             guard let links = try read(leaf: leaf, tree: tree, hdb: hdb)?.links else { return }
             if links.next != 0 { _ = try read(leaf: links.next, tree: tree, hdb: hdb) }
             guard removing, !surroundings.contains(leaf) else { return }
