@@ -284,13 +284,7 @@ final class TokyoCabinetTable: StorageTable {
     /// in the map, beside the write's own.
     private func refuseDamagedWalk(_ hdb: UnsafeMutablePointer<TCHDB>, key: UnsafeRawBufferPointer, operation: String) throws {
         guard let bigEndian = lookupByteOrder else { return }
-        switch TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
-        case .damaged(let damage): throw damage.error(path: path, operation: operation)
-        case .unsettled:
-            // Beyond the map: the same walk with pread, its value not read.
-            _ = try TokyoCabinetLookup.readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path) { _ in () }
-        case .found, .absent: break
-        }
+        try TokyoCabinetLookup.refuseDamagedWalk(hdb, key: key, bigEndian: bigEndian, path: path, operation: operation)
     }
 
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {

@@ -113,14 +113,7 @@ extension TokyoCabinetTreeScan {
         }
 
         private func walk(_ key: PageKey, tree: Tree, hdb: UnsafeMutablePointer<TCHDB>) throws {
-            try key.withBytes { bytes in
-                switch TokyoCabinetLookup.find(hdb, key: bytes, bigEndian: bigEndian) {
-                case .damaged(let damage): throw damage.error(path: tree.path, operation: "write")
-                case .unsettled:
-                    _ = try TokyoCabinetLookup.readUnmapped(hdb, key: bytes, bigEndian: bigEndian, path: tree.path) { _ in () }
-                case .found, .absent: break
-                }
-            }
+            try key.withBytes { try TokyoCabinetLookup.refuseDamagedWalk(hdb, key: $0, bigEndian: bigEndian, path: tree.path, operation: "write") }
         }
     }
 }
