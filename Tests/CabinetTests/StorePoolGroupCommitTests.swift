@@ -1,4 +1,5 @@
 @testable import Cabinet
+import CabinetStorage
 import Dispatch
 import Foundation
 import Synchronization
@@ -6,10 +7,11 @@ import Testing
 
 private struct Refused: Error {}
 
-/// A value the test's tasks and the pool's queue share.
+/// A value the test's tasks and the pool's queue share, behind a pthread
+/// mutex that ThreadSanitizer sees (see `PlainMutex`).
 final class Shared<Value: Sendable>: Sendable {
-    let value: Mutex<Value>
-    init(_ value: Value) { self.value = Mutex(value) }
+    let value: Locked<Value>
+    init(_ value: Value) { self.value = Locked(value) }
     var current: Value { value.withLock { $0 } }
 }
 
@@ -54,6 +56,10 @@ func runGrouped<T: Sendable>(_ pool: StorePool, _ blocks: [@Sendable (ObjectStor
             group.addTask {
                 do { return (index, .success(try await pool.write(block))) } catch { return (index, .failure(error)) }
             }
+            // Called in order: tasks start in any order, and blocks run in the order they queued.
+            // (A minute at most: a block refused before it queued would never count.)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while pool.queuedWrites < index && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
         }
         var results = [Result<T, any Error>?](repeating: nil, count: blocks.count)
         for await (index, result) in group { results[index] = result }

@@ -77,9 +77,15 @@ final class PoolCore: Sendable {
 
     // MARK: Write blocks, group commit (on the writer queue)
 
-    /// A write block was called: it will run after the ones before it.
-    func writerArriving() {
-        state.withLock { $0.writersArriving += 1 }
+    /// A write block was called: `enqueue` hands it to the writer queue, where
+    /// it will run after the ones before it. Counted and queued in one step, so
+    /// that ``writersArriving`` counts only blocks whose place in line is taken
+    /// (a test that waits for it calls blocks in a known order).
+    func writerArriving(enqueue: () -> Void) {
+        state.withLock { state in
+            state.writersArriving += 1
+            enqueue()
+        }
     }
 
     /// Write blocks called that have not started (for tests that make a group).

@@ -178,7 +178,6 @@ public final class StorePool: Sendable {
     public func write<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
         try core.admit()
         defer { core.leave() }
-        core.writerArriving()
         let call = WriteCall<T>()
         // The caller waits once: from handing the block to the writer queue until
         // the commit holding its saves is done (see `WriteCall`).
@@ -187,7 +186,7 @@ public final class StorePool: Sendable {
             try await withoutActuallyEscaping(block) { block in
                 call.block = block
                 try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-                    writer.run { self.runWrite(call, telling: waiter) }
+                    core.writerArriving { writer.run { self.runWrite(call, telling: waiter) } }
                 }
             }
         } catch {
