@@ -198,3 +198,8 @@ final class RecordingOrderedTable: RecordingTable, OrderedStorageTable {
         }
     }
 }
+
+extension RecordingTable: LookupMissVouching {
+    /// The table read's question, asked of the table it reads.
+    func vouchForLookupMisses() throws { try base.vouchForMisses() }
+}

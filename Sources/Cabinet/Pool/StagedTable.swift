@@ -208,6 +208,11 @@ class StagedTable: StorageTable {
     }
 }
 
+extension StagedTable: LookupMissVouching {
+    /// A staged removal is a miss of the group's own; any other is the table's, asked of it.
+    func vouchForLookupMisses() throws { try base.vouchForMisses() }
+}
+
 /// The staged tables of the pool's write blocks, one per real table, made the
 /// first time a context asks for that table. Used by the writer queue only.
 final class GroupStaging {

@@ -54,6 +54,19 @@ func overwrite(_ path: String, at offset: Int, with bytes: [UInt8]) throws {
 /// (`tchdbreadrecbody`), fails, and ends the process ("out of memory").
 let twoHugeSizes: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x07, 0xFF, 0xFF, 0xFF, 0xFF, 0x07]
 
+/// Zeroes the bucket-array entry of `key` in the hash file at `path`: a lookup of
+/// the key then walks an empty bucket, while a scan of the file still reads its record.
+func zeroBucket(of key: [UInt8], in path: String) throws {
+    let head = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    guard let header = head.withUnsafeBytes({ TokyoCabinetHashHeader(head: $0, order: .bigEndian, fileSize: $0.count)
+        ?? TokyoCabinetHashHeader(head: $0, order: .littleEndian, fileSize: $0.count) }) else {
+        throw CabinetError.notADatabase(RecordLocation(file: path), reason: "no header the test can read")
+    }
+    let (bucket, _) = key.withUnsafeBytes { TokyoCabinetHashHeader.bucketAndHash(of: $0, bucketCount: header.bucketCount) }
+    let width = Int(header.bucketWidth)
+    try overwrite(path, at: TokyoCabinetLookup.bucketsOffset + Int(bucket) * width, with: [UInt8](repeating: 0, count: width))
+}
+
 /// The row key of `rowID` in a class file.
 func rowKeyBytes(_ rowID: UInt32) -> [UInt8] { withUnsafeBytes(of: rowID.littleEndian, Array.init) }
 

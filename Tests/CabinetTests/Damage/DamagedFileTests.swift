@@ -210,13 +210,7 @@ import Testing
     @Test func aNamedBufferItsHashIndexLostIsAnErrorNotNil() throws {
         let store = try makeSongStore(songs: 3)
         let file = store.path + "/NamedBuffers"
-        let head = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-        let header = try #require(head.withUnsafeBytes { TokyoCabinetHashHeader(head: $0, order: .bigEndian, fileSize: $0.count)
-            ?? TokyoCabinetHashHeader(head: $0, order: .littleEndian, fileSize: $0.count) })
-        let name = Array("Favorite".utf8)
-        let (bucket, _) = name.withUnsafeBytes { TokyoCabinetHashHeader.bucketAndHash(of: $0, bucketCount: header.bucketCount) }
-        let width = Int(header.bucketWidth)
-        try overwrite(file, at: TokyoCabinetLookup.bucketsOffset + Int(bucket) * width, with: [UInt8](repeating: 0, count: width))
+        try zeroBucket(of: Array("Favorite".utf8), in: file)
         let opened = try ObjectStore(path: store.path)
         defer { opened.close() }
         try opened.register(Song.self, Playlist.self)

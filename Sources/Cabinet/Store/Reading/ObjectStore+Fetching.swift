@@ -190,7 +190,10 @@ extension ObjectStore {
                     try decode(&buffer, into: object, entry: entry)
                     object.contentLoadFailed = false
                 }
-                if let missing { throw CabinetError.missingRecord(entry.location(row: missing.rowID)) }
+                if let missing {
+                    try entry.table.vouchForMisses()   // the damage that hid the row, if that is why
+                    throw CabinetError.missingRecord(entry.location(row: missing.rowID))
+                }
             }
         }
     }
@@ -214,7 +217,11 @@ extension ObjectStore {
         var buffer = takeReadBuffer()
         defer { readBuffer = buffer }
         let found: Void? = try entry.table.withValue(forRow: object.rowID) { bytes in buffer.load(bytes) }
-        guard found != nil else { return false }
+        guard found != nil else {
+            // "No such row" only if the table's misses can be believed (a damaged hash index hides rows).
+            try entry.table.vouchForMisses()
+            return false
+        }
         try decode(&buffer, into: object, entry: entry)
         return true
     }

@@ -50,6 +50,8 @@ extension ObjectStore {
                     spans[2 * index + 1] = bytes.count + value.count
                     bytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))   // a typed buffer: one memcpy
                 }
+                // A row the lookups missed is "no object" only if a miss can be believed.
+                if (0..<keys.count).contains(where: { spans[2 * $0] < 0 }) { try entry.table.vouchForMisses() }
             }
             let saves = entry.savesFinished
             var buffer = takeReadBuffer()   // a nested read in `body` gets a buffer of its own

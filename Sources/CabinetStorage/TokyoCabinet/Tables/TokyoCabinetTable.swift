@@ -62,6 +62,9 @@ final class TokyoCabinetTable: StorageTable {
     private(set) var lookupByteOrder: Bool?
     /// Whether single reads look in Tokyo Cabinet's map first (``TokyoCabinetLookup``).
     var readsThroughMap: Bool { lookupByteOrder != nil }
+    /// Whether a lookup that finds nothing can be believed (``TokyoCabinetMissCheck``):
+    /// locked, as concurrent readers may ask at once.
+    let missCheck = Locked(TokyoCabinetMissCheck.State.notYet)
 
     init(directory: String, name: String, options: TokyoCabinetBackend.Options) throws {
         self.directory = directory
