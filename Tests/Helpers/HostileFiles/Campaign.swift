@@ -133,11 +133,13 @@ final class Campaign: Sendable {
         if let untyped = answers.first(where: { $0.value.contains("not a CabinetError") }) {
             return (.untypedError, "\(untyped.key): \(untyped.value)")
         }
-        for (operation, expected) in reference.sorted(by: { $0.key < $1.key }) where !Campaign.checks.contains(operation) {
-            guard let answer = answers[operation] else { continue }   // not reached: the open failed
-            if answer.hasPrefix("ok") && answer != expected {
-                return (.silent, "\(operation) answered differently without an error")
-            }
+        // Every operation that answered differently, so one replay shows them all.
+        let differing = reference.sorted(by: { $0.key < $1.key }).compactMap { operation, expected -> String? in
+            guard !Campaign.checks.contains(operation), let answer = answers[operation] else { return nil }   // not reached: the open failed
+            return answer.hasPrefix("ok") && answer != expected ? operation : nil
+        }
+        if !differing.isEmpty {
+            return (.silent, "\(differing.joined(separator: ", ")) answered differently without an error")
         }
         return answers.values.contains { $0.hasPrefix("error") } ? (.cleanError, "") : (.unaffected, "")
     }
