@@ -211,6 +211,7 @@ class RedisTable: StorageTable, GroupCommittingTable {
     func beginTransaction() throws {
         try checkOpen()
         try session.checkWritable()
+        if pending != nil { throw CabinetError.transactionAlreadyOpen(path: path) }
         pending = TableChanges()
         pendingClear = false
     }

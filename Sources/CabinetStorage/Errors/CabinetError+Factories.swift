@@ -243,3 +243,12 @@ extension CabinetError {
         CabinetError(.foreignByteOrder, location: location, path: store, reason: "\(layout.rawValue) layout (\(layout.writers))")
     }
 }
+
+extension CabinetError {
+    /// What ``StorageTable/beginTransaction()`` throws while a transaction of the
+    /// table at `path` is open: the open one stays as it was.
+    package static func transactionAlreadyOpen(path: String) -> CabinetError {
+        .backendFailure(RecordLocation(file: path), operation: "begin a transaction", code: 0,
+                        message: "a transaction of this table is already open; commit or abort it first")
+    }
+}

@@ -229,6 +229,7 @@ class MemoryTable: StorageTable {
 
     func beginTransaction() throws {
         try checkOpen()
+        if inTransaction { throw CabinetError.transactionAlreadyOpen(path: path) }
         inTransaction = true
         undoLog = [:]
     }

@@ -128,7 +128,10 @@ public protocol StorageTable: AnyObject {
     /// Starts a transaction: changes until ``commitTransaction()`` become visible
     /// together, or not at all after ``abortTransaction()`` or a crash, whenever
     /// the process dies (the next open rolls back what a killed writer left).
-    /// One transaction at a time per table; a read-only table throws.
+    /// One transaction at a time per table: while one is open, a second call
+    /// throws ``CabinetError/backendFailure(_:operation:code:message:)`` ("begin
+    /// a transaction") and leaves the open one as it was. A read-only table throws
+    /// ``CabinetError/readOnly(path:reason:)``.
     func beginTransaction() throws
     /// Makes the transaction's changes permanent. If it throws, none of them
     /// were made: the table has rolled the transaction back, and the next

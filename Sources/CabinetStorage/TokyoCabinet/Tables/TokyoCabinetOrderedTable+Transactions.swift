@@ -6,6 +6,8 @@ import CTokyoCabinet
 extension TokyoCabinetOrderedTable {
     func beginTransaction() throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
+        // (A fatal handle's transaction is rolled back by the reopen below.)
+        if let bdb = handle, bdb.pointee.tran, !isFatal { throw CabinetError.transactionAlreadyOpen(path: path) }
         if isFatal { reopenAfterFailure() }
         let bdb = try open()
         // The tree rewrites the header before its transaction (and log) begins.

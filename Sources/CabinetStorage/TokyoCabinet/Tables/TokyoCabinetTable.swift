@@ -324,6 +324,8 @@ final class TokyoCabinetTable: StorageTable {
 
     func beginTransaction() throws {
         if readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
+        // (A fatal handle's transaction is rolled back by the reopen below.)
+        if let hdb = handle, hdb.pointee.tran, !isFatal { throw CabinetError.transactionAlreadyOpen(path: path) }
         if isFatal { reopenAfterFailure() }
         try rebuildIndexIfNeeded()
         guard tchdbtranbegin(try open()) else {
