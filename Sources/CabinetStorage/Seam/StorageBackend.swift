@@ -171,8 +171,8 @@ public protocol StorageBackend: AnyObject {
     ///
     /// What was committed stays where the store is kept, for the next open (a
     /// new backend on the same directory, address or in-memory contents). The
-    /// tables handed out and the backend's own requirements throw
-    /// ``CabinetError/storeClosed(path:)`` afterwards; a backend whose store is
+    /// tables handed out, the backend's own requirements and its ``services``
+    /// throw ``CabinetError/storeClosed(path:)`` afterwards; a backend whose store is
     /// the object itself (``MemoryBackend``) may instead keep serving, so that
     /// the next store is opened on the same object.
     func close()

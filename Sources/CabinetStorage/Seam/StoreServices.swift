@@ -26,6 +26,10 @@
 ///   `syncOnCommit`) has also flushed it to the disk.
 /// - *Read-only*: while ``isReadOnly``, nothing is written, not even to tidy up:
 ///   writes throw ``CabinetError/readOnly(path:reason:)``; reads still work.
+/// - *Closed*: after the backend's ``StorageBackend/close()``, reads and writes
+///   throw ``CabinetError/storeClosed(path:)``: the store's lock is gone, and
+///   another process may have opened the store since. (A backend that is its
+///   own store, as ``MemoryBackend``, may keep serving, as its tables may.)
 /// - *Errors*: damage is thrown as ``CabinetError/malformedRecord(_:reason:)``
 ///   naming where the value is kept; a failure of the medium (a full disk, a
 ///   lost connection) as ``CabinetError/backendFailure(_:operation:underlying:)``

@@ -17,9 +17,18 @@ extension TokyoCabinetBackend {
 
     public var isReadOnly: Bool { options.readOnly }
 
-    /// Throws ``CabinetError/readOnly(path:reason:)`` for a read-only backend.
+    /// Throws ``CabinetError/readOnly(path:reason:)`` for a read-only backend,
+    /// and ``CabinetError/storeClosed(path:)`` after ``close()``.
     func checkWritable(_ reason: String) throws {
+        try checkOpen()
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: reason) }
+    }
+
+    /// Throws ``CabinetError/storeClosed(path:)`` after ``close()``: the store's
+    /// lock is released then, and a service that went on would read or write the
+    /// directory of a store another process may have opened since.
+    func checkOpen() throws {
+        guard lock != nil else { throw CabinetError.storeClosed(path: path) }
     }
 
     var journalPath: String { path + "/" + TokyoCabinetBackend.journalFileName }
@@ -32,6 +41,7 @@ extension TokyoCabinetBackend {
     }
 
     public func readJournal() throws -> [UInt8]? {
+        try checkOpen()
         // A leftover temporary (an older Cabinet's) is a journal that never became one; a reader writes nothing, so leaves it.
         if !options.readOnly { try? DirectoryFiles.remove(journalPath + ".tmp") }
         // A reader asks at every read operation: through the file it keeps open.
@@ -48,6 +58,7 @@ extension TokyoCabinetBackend {
     }
 
     public func removeJournal() throws {
+        try checkOpen()
         // A reader writes no journal, and must not take back one a killed writer left.
         if options.readOnly { return }
         try journalFile.remove()
@@ -64,7 +75,8 @@ extension TokyoCabinetBackend {
     public var formatMarkerLocation: String { path + "/" + TokyoCabinetBackend.formatFileName }
 
     public func readFormatMarker() throws -> String? {
-        try DirectoryFiles.read(formatMarkerLocation).map { String(decoding: $0, as: UTF8.self) }
+        try checkOpen()
+        return try DirectoryFiles.read(formatMarkerLocation).map { String(decoding: $0, as: UTF8.self) }
     }
 
     public func writeFormatMarker(_ text: String) throws {
@@ -73,6 +85,7 @@ extension TokyoCabinetBackend {
     }
 
     public func readCatalog() throws -> StoreCatalog? {
+        try checkOpen()
         let file = path + "/" + TokyoCabinetBackend.catalogFileName
         return try DirectoryFiles.read(file).map { try StoreCatalog(encoded: $0, file: file) }
     }
@@ -88,6 +101,7 @@ extension TokyoCabinetBackend {
     /// writer left half-done (its `.wal`, which Tokyo Cabinet would roll back, and
     /// write, at the first open, even a reader's). Empty when there is nothing.
     public func pendingRecovery() throws -> [PendingRecovery] {
+        try checkOpen()
         var pending: [PendingRecovery] = []
         switch try TokyoCabinetJournalFile.contents(of: journalPath) {
         case .none, .empty, .torn: break

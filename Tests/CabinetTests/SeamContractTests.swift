@@ -1,0 +1,60 @@
+@testable import Cabinet
+import CabinetStorage
+import Testing
+
+/// Rules of the seam that its documentation states and every backend keeps:
+/// a table's transactions one at a time, a second begin leaving the open one as
+/// it was; a closed backend's services refusing to read or write.
+@Suite struct SeamContractTests {
+    @Test(arguments: BackendKind.allCases)
+    func aSecondBeginThrowsAndTheOpenTransactionStillCommits(_ kind: BackendKind) throws {
+        let directory = try TemporaryDirectory()
+        let backend = try kind.newBackend(in: directory)
+        defer { backend.close() }
+        for table in [try backend.openTable(named: "T"), try backend.openOrderedTable(named: "O")] {
+            try table.beginTransaction()
+            try [UInt8]([1, 2]).withUnsafeBytes { value in try table.setValue(value, forRow: 7) }
+            let error = expectCabinetError({ try table.beginTransaction() }) {
+                $0.code == .backendFailure && "\($0)".contains("already open")
+            }
+            #expect(error != nil, "\(kind): \(table.path)")
+            try [UInt8]([3]).withUnsafeBytes { value in try table.setValue(value, forRow: 8) }
+            try table.commitTransaction()
+            #expect(try table.withValue(forRow: 7) { Array($0) } == [1, 2], "\(kind): the first change kept")
+            #expect(try table.withValue(forRow: 8) { Array($0) } == [3], "\(kind): the change after the refused begin kept")
+            // The next transaction begins as usual, and an abort drops its change.
+            try table.beginTransaction()
+            try [UInt8]([9]).withUnsafeBytes { value in try table.setValue(value, forRow: 9) }
+            try table.abortTransaction()
+            #expect(try table.withValue(forRow: 9) { Array($0) } == nil, "\(kind)")
+        }
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aClosedBackendsServicesThrowStoreClosed(_ kind: BackendKind) throws {
+        let directory = try TemporaryDirectory()
+        let backend = try kind.newBackend(in: directory)
+        let services = backend.services
+        try services.writeFormatMarker("checksummed")
+        backend.close()
+        // The memory backend is its own store and may keep serving (StorageBackend.close()).
+        guard kind != .memory else { return }
+        let calls: [(String, () throws -> Void)] = [
+            ("writeJournal", { try services.writeJournal([1, 2, 3]) }),
+            ("readJournal", { _ = try services.readJournal() }),
+            ("removeJournal", { try services.removeJournal() }),
+            ("readFormatMarker", { _ = try services.readFormatMarker() }),
+            ("writeFormatMarker", { try services.writeFormatMarker("plain") }),
+            ("readCatalog", { _ = try services.readCatalog() }),
+            ("writeCatalog", { try services.writeCatalog(StoreCatalog()) }),
+        ]
+        for (name, call) in calls {
+            #expect(errorCode(of: call) == .storeClosed, "\(kind): \(name)")
+        }
+        // Nothing was written after the close: the marker is the one written before it.
+        let reopened = try kind.reopen(backend)
+        defer { reopened.close() }
+        #expect(try reopened.services.readFormatMarker() == "checksummed", "\(kind)")
+        #expect(try reopened.services.readJournal() == nil, "\(kind)")
+    }
+}
