@@ -35,13 +35,14 @@ extension ObjectStore {
             }
             // The records read, one after another.
             var bytes: [UInt8] = []
+            var missed = false
             if !keys.isEmpty {
                 try entry.table.withValues(forRows: keys) { index, value in
                     // The spans are raw memory: a backend that names a key it was not
                     // asked for stops here, before writing outside them.
                     precondition(index >= 0 && index < keys.count,
                                  "Cabinet: the table \(entry.table.path) answered withValues(forRows:) for key \(index) of \(keys.count)")
-                    guard let value else { return }
+                    guard let value else { missed = true; return }
                     // Room for the rest of the batch at this record's size (at most 1 MiB
                     // more: a big first record says nothing of the others): one allocation,
                     // not a doubling every few records.
@@ -51,7 +52,7 @@ extension ObjectStore {
                     bytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))   // a typed buffer: one memcpy
                 }
                 // A row the lookups missed is "no object" only if a miss can be believed.
-                if (0..<keys.count).contains(where: { spans[2 * $0] < 0 }) { try entry.table.vouchForMisses() }
+                if missed { try entry.table.vouchForMisses() }
             }
             let saves = entry.savesFinished
             var buffer = takeReadBuffer()   // a nested read in `body` gets a buffer of its own
