@@ -209,7 +209,8 @@ class StagedTable: StorageTable {
 }
 
 extension StagedTable: LookupMissVouching {
-    /// A staged removal is a miss of the group's own; any other is the table's, asked of it.
+    /// Asked of the table below: its misses are the ones its file must vouch for
+    /// (a miss of a staged removal needs none, and the question costs it nothing more).
     func vouchForLookupMisses() throws { try base.vouchForMisses() }
 }
 
