@@ -153,7 +153,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
 
     public func openTable(named name: String) throws -> any StorageTable {
         if let table = tables[name] { return table }
-        guard lock != nil else { throw CabinetError.storeClosed(path: path) }
+        try checkOpen()
         if !options.readOnly && !DirectoryFiles.exists(filePath(forTable: name)) {
             try TokyoCabinetTable.create(directory: path, name: name, options: options)
         }
@@ -168,7 +168,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     /// Opens (or creates) table `name` as a Tokyo Cabinet B+ tree database file.
     public func openOrderedTable(named name: String) throws -> any OrderedStorageTable {
         if let table = tables[name] { return try ordered(table) }
-        guard lock != nil else { throw CabinetError.storeClosed(path: path) }
+        try checkOpen()
         if !options.readOnly && !DirectoryFiles.exists(filePath(forTable: name)) {
             try TokyoCabinetOrderedTable.create(directory: path, name: name, options: options)
         }

@@ -101,18 +101,31 @@ extension TokyoCabinetLookup {
 }
 
 extension TokyoCabinetLookup {
+    /// Whether `hdb` holds `key`, its walk made in the map, or beyond it with
+    /// `pread` (the value not read); `nil` for a file this does not read. Damage
+    /// on the walk throws `backendFailure` naming `path` and `operation`.
+    @inline(__always)
+    static func holds(_ hdb: UnsafeMutablePointer<TCHDB>, key: UnsafeRawBufferPointer, bigEndian: Bool,
+                      path: String, operation: String) throws -> Bool? {
+        switch find(hdb, key: key, bigEndian: bigEndian) {
+        case .found: return true
+        case .absent: return false
+        case .damaged(let damage): throw damage.error(path: path, operation: operation)
+        case .unsettled:
+            switch try readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path, { _ in () }) {
+            case .found: return true
+            case .absent: return false
+            case .notRead: return nil
+            }
+        }
+    }
+
     /// Throws if the walk to `key`'s place in `hdb` meets damage: Tokyo Cabinet's
     /// put and delete walk the same records (the bucket's tree, to the key or the
-    /// empty link where it goes), trusting their sizes as its reads do. In the
-    /// map, or beyond it with `pread` (the value not read); damage throws
-    /// `backendFailure` naming `path` and `operation`.
+    /// empty link where it goes), trusting their sizes as its reads do.
     @inline(__always)
     static func refuseDamagedWalk(_ hdb: UnsafeMutablePointer<TCHDB>, key: UnsafeRawBufferPointer, bigEndian: Bool,
                                   path: String, operation: String) throws {
-        switch find(hdb, key: key, bigEndian: bigEndian) {
-        case .damaged(let damage): throw damage.error(path: path, operation: operation)
-        case .unsettled: _ = try readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path) { _ in () }
-        case .found, .absent: break
-        }
+        _ = try holds(hdb, key: key, bigEndian: bigEndian, path: path, operation: operation)
     }
 }

@@ -34,16 +34,10 @@ enum TokyoCabinetMissCheck {
         var hidden: [UInt8]?
         var unreadable = false
         let outcome = try TokyoCabinetFileScan.forEach(hdb, path: path) { key, _ in
-            switch TokyoCabinetLookup.find(hdb, key: key, bigEndian: bigEndian) {
-            case .found: return true
-            case .absent: hidden = Array(key)
-            case .damaged(let damage): throw damage.error(path: path)
-            case .unsettled:
-                switch try TokyoCabinetLookup.readUnmapped(hdb, key: key, bigEndian: bigEndian, path: path, { _ in }) {
-                case .found: return true
-                case .absent: hidden = Array(key)
-                case .notRead: unreadable = true
-                }
+            switch try TokyoCabinetLookup.holds(hdb, key: key, bigEndian: bigEndian, path: path, operation: "read") {
+            case true?: return true
+            case false?: hidden = Array(key)
+            case nil: unreadable = true
             }
             return false
         }
