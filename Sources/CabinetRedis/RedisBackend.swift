@@ -68,8 +68,8 @@ public final class RedisBackend: StorageBackend {
     let session: RedisSession
     /// Hears the saves of other processes (`OtherWritersBackend`).
     let subscriber: RedisSubscriber
-    /// Commits batches (see ``commit(_:)``).
-    let commits = JournaledCommit()
+    /// Commits batches (see ``commit(_:)``); a batch's catalog additions go in its `MULTI`.
+    let commits = JournaledCommit(writesCatalog: false)
     private var tables: [String: RedisTable] = [:]
     /// The catalog's bytes as this backend last read or wrote them (`.some(nil)`:
     /// there was none; `nil`: not read yet), for the compare-and-set of ``writeCatalog(_:)``.
@@ -224,8 +224,17 @@ public final class RedisBackend: StorageBackend {
 extension RedisBackend {
     /// Every table's changes in one `MULTI`/`EXEC` (``/CabinetStorage/GroupCommittingTable``),
     /// big ones staged first (`RedisStagedWrite`): all or nothing, no journal.
+    /// What the batch adds to the catalog is merged into the catalog as it is
+    /// at the `EXEC` (watched), in the same `MULTI`: two processes that register
+    /// different classes at once both get them in; if they gave one class ID to
+    /// two classes, the second throws `CabinetError.Code.saveConflict` with nothing written.
     public func commit(_ batch: WriteBatch) throws {
-        try commits.commit(batch, to: self)
+        guard !batch.catalogAdditions.isEmpty else { return try commits.commit(batch, to: self) }
+        session.catalogAdditions = batch.catalogAdditions
+        session.committedCatalog = nil
+        defer { session.catalogAdditions = [:] }
+        if batch.changesNoTable { try session.commit([]) } else { try commits.commit(batch, to: self) }
+        if let written = session.committedCatalog { lastCatalog = .some(written) }
     }
 
     /// `false`: a Redis commit is never left half-applied.

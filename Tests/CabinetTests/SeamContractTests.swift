@@ -57,4 +57,31 @@ import Testing
         #expect(try reopened.services.readFormatMarker() == "checksummed", "\(kind)")
         #expect(try reopened.services.readJournal() == nil, "\(kind)")
     }
+
+    /// A batch's catalog additions join the catalog with its changes; one that
+    /// gives a tag another table holds is refused whole, nothing of it written.
+    @Test(arguments: BackendKind.allCases)
+    func aBatchCatalogsItsTablesAndAClashingOneWritesNothing(_ kind: BackendKind) throws {
+        let directory = try TemporaryDirectory()
+        let backend = try kind.newBackend(in: directory)
+        defer { backend.close() }
+        var first = WriteBatch()
+        first.set([1], forKey: [1, 0, 0, 0], inTable: "Song")
+        first.addToCatalog(table: "Song", tag: 3)
+        try backend.commit(first)
+        var onlyCatalog = WriteBatch()
+        onlyCatalog.addToCatalog(table: "NamedBuffers", tag: nil)
+        try backend.commit(onlyCatalog)
+        #expect(try backend.services.readCatalog()?.tables == ["Song": 3, "NamedBuffers": nil], "\(kind)")
+
+        var clashing = WriteBatch()
+        clashing.set([2], forKey: [1, 0, 0, 0], inTable: "Album")
+        clashing.set([9], forKey: [1, 0, 0, 0], inTable: "Song")
+        clashing.addToCatalog(table: "Album", tag: 3)
+        #expect(errorCode(of: { try backend.commit(clashing) }) == .saveConflict, "\(kind)")
+        #expect(try backend.services.readCatalog()?.tables == ["Song": 3, "NamedBuffers": nil], "\(kind)")
+        #expect(try backend.openTable(named: "Song").withValue(forRow: 1) { Array($0) } == [1], "\(kind): nothing of the clashing batch")
+        #expect(try !backend.hasTable(named: "Album") || backend.openTable(named: "Album").withValue(forRow: 1) { _ in true } == nil, "\(kind)")
+        #expect(!backend.hasUnfinishedCommit, "\(kind)")
+    }
 }

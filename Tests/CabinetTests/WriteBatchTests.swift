@@ -102,6 +102,56 @@ import Testing
         }
     }
 
+    /// What a batch adds to the catalog travels in its bytes (journal version
+    /// 2); a batch that adds nothing keeps version 1, the layout every Cabinet reads.
+    @Test func catalogAdditionsRoundTripAndOnlyThenRaiseTheVersion() throws {
+        var plain = WriteBatch()
+        plain.set([1], forKey: Self.key(2), inTable: "Song")
+        #expect(plain.encoded()[WriteBatch.magic.count] == 1)
+        var batch = plain
+        batch.addToCatalog(table: "Song", tag: 4)
+        batch.addToCatalog(table: "NamedBuffers", tag: nil)
+        let bytes = batch.encoded()
+        #expect(bytes[WriteBatch.magic.count] == 2)
+        let decoded = try WriteBatch(decoding: bytes, location: RecordLocation(file: "batch"))
+        #expect(decoded.catalogAdditions == ["Song": 4, "NamedBuffers": nil])
+        #expect(Self.contents(decoded.changes(ofTable: "Song")) == ["[2, 0, 0, 0] [1]"])
+        // A batch that only catalogs a table is not empty: it must be committed.
+        var onlyCatalog = WriteBatch()
+        onlyCatalog.addToCatalog(table: "Album", tag: 1)
+        #expect(!onlyCatalog.isEmpty && onlyCatalog.changesNoTable)
+        var merged = WriteBatch()
+        merged.append(contentsOf: onlyCatalog)
+        #expect(merged.catalogAdditions == ["Album": 1])
+    }
+
+    /// A catalog entry with a bad tag flag, or a name that cannot be a table,
+    /// makes the batch damaged, with its checksum intact.
+    @Test func aDamagedCatalogEntryIsAClearError() throws {
+        func resealed(_ bytes: [UInt8]) -> [UInt8] {
+            var body = Array(bytes.dropLast(4))
+            let crc = body.withUnsafeBytes { CRC32.checksum($0) }
+            withUnsafeBytes(of: crc.littleEndian) { body += $0 }
+            return body
+        }
+        var batch = WriteBatch()
+        batch.addToCatalog(table: "Song", tag: 4)
+        let bytes = batch.encoded()
+        // magic, version, table count (0), catalog count, then "Song" counted, flag, tag.
+        let flag = WriteBatch.magic.count + 1 + 2 + 2 + 4 + 4
+        #expect(bytes[flag] == 1 && bytes[flag + 1] == 4)
+        var badFlag = bytes
+        badFlag[flag] = 7
+        var badName = bytes
+        badName[flag - 4] = UInt8(ascii: ".")
+        for damaged in [badFlag, badName].map(resealed) {
+            let error = expectCabinetError({ _ = try WriteBatch(decoding: damaged, location: RecordLocation(file: "batch")) }) {
+                $0.code == .malformedRecord && "\($0)".contains("journal is damaged")
+            }
+            #expect(error != nil)
+        }
+    }
+
     /// Every backend commits a batch across several tables, and leaves no
     /// commit unfinished.
     @Test(arguments: BackendKind.allCases)

@@ -63,9 +63,13 @@ extension RedisSession {
         // fails inside the EXEC), and its length is read after: only the fields this process put there.
         var watch = RedisCommand("WATCH", keys.version)
         for staging in stagings { watch.append(staging.key) }
+        // A batch that adds to the catalog merges with the catalog as it is at EXEC (watched).
+        let additions = catalogAdditions
+        if !additions.isEmpty { watch.append(keys.catalog) }
         var round = stagings.map { RedisCommand(arguments: [Array("EXPIRE".utf8), $0.key, Array(String(RedisStagedWrite.lifetime).utf8)]) }
         round += [watch, RedisCommand("GET", keys.version)]
         round += stagings.map { RedisCommand(arguments: [Array("HLEN".utf8), $0.key]) }
+        if !additions.isEmpty { round.append(RedisCommand("GET", keys.catalog)) }
         let versionIndex = stagings.count + 1
         var bodies: [Bool: Body] = [:]
         // Saves of others this process moved past before: a record they changed that this save
@@ -76,14 +80,24 @@ extension RedisSession {
         for _ in 0..<20 {
             let current: Int64
             var renaming = false
+            var catalog: [UInt8]?
             do {
                 let watched = try connection.send(round, operation: "save (watch the store's version)", transaction: true)
                 if let message = watched.lazy.compactMap(\.errorMessage).first {
                     throw serverError(message, operation: "save (watch the store's version)")
                 }
                 current = try version(in: watched[versionIndex])
+                let lengthsEnd = versionIndex + 1 + stagings.count
                 renaming = try stagingsHold(stagings, expiries: Array(watched[..<stagings.count]),
-                                            lengths: Array(watched[(versionIndex + 1)...]), current: current, on: connection)
+                                            lengths: Array(watched[(versionIndex + 1)..<lengthsEnd]), current: current, on: connection)
+                if !additions.isEmpty {
+                    do {
+                        catalog = try mergedCatalog(watched[lengthsEnd], adding: additions)
+                    } catch {
+                        _ = try? connection.send([RedisCommand("UNWATCH")], operation: "save")
+                        throw error
+                    }
+                }
                 if current != knownVersion {
                     do {
                         try catchUp(to: current, with: entry, on: connection)
@@ -97,7 +111,12 @@ extension RedisSession {
             }
             let made = bodies[renaming] ?? makeBody(renaming)
             bodies[renaming] = made
-            let (body, incrIndex) = (made.commands, made.incrIndex)
+            var (body, incrIndex) = (made.commands, made.incrIndex)
+            if let catalog {
+                body.insert(RedisCommand("SET", keys.catalog, bytes: catalog), at: 1)   // after MULTI
+                incrIndex += 1
+                committedCatalog = catalog   // read by the backend only if this commit returns
+            }
             let replies: [RedisReply]
             let clientID = connection.clientID   // a failed exchange forgets it
             do {
@@ -134,6 +153,20 @@ extension RedisSession {
             }
         }
         throw CabinetError.saveConflict(path: path, reason: "other processes saved (or the cluster moved the store) 20 times while this save was being tried")
+    }
+
+    /// The catalog `reply` (a `GET` of it) holds, with `additions` in it, as
+    /// bytes to `SET`; throws ``CabinetError/Code-swift.struct/saveConflict``
+    /// if they clash with it (another process gave a tag to another table).
+    private func mergedCatalog(_ reply: RedisReply, adding additions: [String: UInt8?]) throws -> [UInt8] {
+        let file = path + " " + keys.catalog
+        var catalog = try RedisReply.optionalString(reply, of: "GET of the catalog", at: file)
+            .map { try StoreCatalog(encoded: $0, file: file) } ?? StoreCatalog()
+        if let clash = catalog.clash(with: additions) {
+            throw CabinetError.saveConflict(path: path, reason: clash + " (another process registered a class at the same time); register it again")
+        }
+        catalog.merge(additions)
+        return catalog.encoded
     }
 
     /// ``committedDespiteLostReply(_:killing:on:)``, after `what` made the

@@ -44,6 +44,11 @@ final class RedisSession {
     /// of them is this process's own, a save whose reply was lost included. The
     /// last 1,024 are kept, more than the log's 1,000 entries.
     private var ownTokens: Set<[UInt8]> = []
+    /// What the batch being committed adds to the catalog: the next commit
+    /// merges it into the catalog inside its `MULTI` (set and cleared by the backend's commit).
+    var catalogAdditions: [String: UInt8?] = [:]
+    /// The catalog's bytes as the last commit that added to it wrote them.
+    var committedCatalog: [UInt8]?
     private var ownTokenOrder: [[UInt8]] = []
 
     init(address: RedisAddress, connectTimeout: Duration, commandTimeout: Duration, readOnly: Bool, stagingThreshold: Int = 4096) {

@@ -16,8 +16,14 @@
 package final class JournaledCommit: Sendable {
     /// Set while a journal whose batch is decided has not been applied in full.
     private let unfinished = Locked(false)
+    /// Whether a batch's ``WriteBatch/catalogAdditions`` are written here, through
+    /// ``StoreServices/writeCatalog(_:)`` after the tables; `false` for a backend
+    /// that commits them inside its tables' own commit (Redis's `MULTI`).
+    private let writesCatalog: Bool
 
-    package init() {}
+    package init(writesCatalog: Bool = true) {
+        self.writesCatalog = writesCatalog
+    }
 
     /// Whether a batch is decided but not yet applied in full: its journal
     /// finishes it (``finishUnfinished()``) before the next read or write.
@@ -30,21 +36,32 @@ package final class JournaledCommit: Sendable {
     package func commit(_ batch: WriteBatch, to backend: any StorageBackend) throws {
         if hasUnfinished { try finishUnfinished(in: backend) }
         let tableCount = batch.tableNames.count { batch.changes(ofTable: $0) != nil }
-        guard tableCount > 0 else { return }
+        let additions = writesCatalog ? batch.catalogAdditions : [:]
+        guard tableCount > 0 || !additions.isEmpty else { return }
         let services = backend.services
+        // A clash is found before anything is written: after the tables, the catalog must go in.
+        let catalog = try updatedCatalog(adding: additions, in: backend)
         // Readers in other processes hear of a commit that changed tables (see `AnnouncesCommits`), not of one that failed whole.
         let announce = { (services as? any AnnouncesCommits)?.willCommit(tables: batch.tableNames) }
-        guard services.needsJournal, tableCount > 1 else {
-            // One table, or tables the backend commits together (Redis): no journal.
+        // The catalog, written whole, is one more part: with a table it needs the journal.
+        guard services.needsJournal, tableCount + (additions.isEmpty ? 0 : 1) > 1 else {
+            // One table, the catalog alone, or tables the backend commits together (Redis): no journal.
+            var committed = 0
             do {
-                try applyInTransactions(batch, to: backend)
-                announce()
+                if tableCount > 0 {
+                    try applyInTransactions(batch, to: backend)
+                    committed = tableCount
+                    announce()
+                }
+                if let catalog { try services.writeCatalog(catalog) }
             } catch let failure as PartialCommit {
                 guard failure.committedTables > 0 else { throw failure.error }
                 announce()
                 // Only a backend that can neither journal nor commit its tables
                 // together gets here: what committed stays, and it says so.
                 throw CabinetError.saveNotFinished(path: backend.path, reason: "\(failure.committedTables) of \(tableCount) tables took their part before this failed: \(failure.error)")
+            } catch where committed > 0 {
+                throw CabinetError.saveNotFinished(path: backend.path, reason: "the tables took their part, the catalog did not: \(error)")
             }
             return
         }
@@ -63,13 +80,16 @@ package final class JournaledCommit: Sendable {
         // From here the journal is the batch: it is replayed at the next open if need be.
         announce()
         do {
-            try applyInTransactions(batch, to: backend)
-        } catch let failure as PartialCommit {
-            if failure.committedTables == 0, (try? services.removeJournal()) != nil { throw failure.error }
+            if tableCount > 0 { try applyInTransactions(batch, to: backend) }
+            if let catalog { try services.writeCatalog(catalog) }
+        } catch {
+            if let failure = error as? PartialCommit, failure.committedTables == 0, (try? services.removeJournal()) != nil {
+                throw failure.error
+            }
             unfinished.withLock { $0 = true }
             // A failure that passed (a write that failed once): finishing now makes it a plain success.
             if (try? finishUnfinished(in: backend)) != nil { return }
-            throw CabinetError.saveNotFinished(path: backend.path, reason: "\(failure.error)")
+            throw CabinetError.saveNotFinished(path: backend.path, reason: "\((error as? PartialCommit)?.error ?? error)")
         }
         do {
             try services.removeJournal()
@@ -91,11 +111,12 @@ package final class JournaledCommit: Sendable {
         }
         let location = RecordLocation(file: services.journalLocation)
         let announce = { (services as? any AnnouncesCommits)?.willChangeEverything() }
+        var additions: [String: UInt8?] = [:]
         do {
             try applyInTransactions(to: backend) { table in
                 // Records come table by table: the last table is asked for first.
                 var last: (name: String, table: any StorageTable)?
-                try WriteBatch.replay(bytes, location: location) { name, key, value in
+                additions = try WriteBatch.replay(bytes, location: location) { name, key, value in
                     if last?.name != name { last = (name, try table(name)) }
                     try last?.table.apply(value, forKey: key)
                 }
@@ -105,10 +126,36 @@ package final class JournaledCommit: Sendable {
             unfinished.withLock { $0 = true }
             throw failure.error
         }
+        do {
+            if let catalog = try updatedCatalog(adding: additions, in: backend, replaying: true) { try services.writeCatalog(catalog) }
+        } catch {
+            announce()
+            unfinished.withLock { $0 = true }
+            throw error
+        }
         announce()
         try services.removeJournal()
         unfinished.withLock { $0 = false }
         return bytes.count
+    }
+
+    /// The store's catalog with `additions` in it, to be written after the
+    /// tables took their part (a catalog never lists a table before the batch
+    /// that makes it is in); `nil` if there are none. Throws
+    /// ``CabinetError/Code-swift.struct/saveConflict`` if they clash with it (a
+    /// tag another table holds): the layer above chose them from a catalog it
+    /// no longer has. A journal's replay (`replaying`) must finish, so there a
+    /// clash is a damaged catalog.
+    private func updatedCatalog(adding additions: [String: UInt8?], in backend: any StorageBackend, replaying: Bool = false) throws -> StoreCatalog? {
+        guard writesCatalog, !additions.isEmpty else { return nil }
+        var catalog = try backend.services.readCatalog() ?? StoreCatalog()
+        if let clash = catalog.clash(with: additions) {
+            guard replaying else { throw CabinetError.saveConflict(path: backend.path, reason: clash + "; reopen the store") }
+            throw CabinetError.malformedRecord(RecordLocation(file: backend.services.journalLocation),
+                                               reason: "the save journal adds to the catalog what it no longer allows (\(clash)); the catalog was changed after the save was decided: remove the catalog and open the store as a writer to rebuild it from the tables")
+        }
+        catalog.merge(additions)
+        return catalog
     }
 
     /// Writes `batch`'s changes, each table in one transaction, then commits them all.

@@ -10,8 +10,12 @@
 extension WriteBatch {
     /// The first bytes of an encoded batch.
     public static let magic = Array("CABINETJ".utf8)
-    /// The layout's version, after the magic.
+    /// The layout's version, after the magic: 1 for a batch that adds nothing to
+    /// the catalog (the layout every Cabinet reads), 2 for one that does.
     public static let formatVersion: UInt8 = 1
+    /// The version of a batch with ``catalogAdditions``: version 1's layout
+    /// with the catalog's new entries after the table names.
+    public static let catalogFormatVersion: UInt8 = 2
 
     private enum Operation: UInt8 {
         case end = 0, put = 1, remove = 2
@@ -26,9 +30,18 @@ extension WriteBatch {
     public func encoded() -> [UInt8] {
         var file = ByteWriter(capacity: byteCount + 16 * count + 64)
         WriteBatch.magic.withUnsafeBytes { file.append($0) }
-        file.append(WriteBatch.formatVersion)
+        file.append(catalogAdditions.isEmpty ? WriteBatch.formatVersion : WriteBatch.catalogFormatVersion)
         file.append(UInt16(tableNames.count))
         for name in tableNames { Array(name.utf8).withUnsafeBytes { file.appendCounted($0) } }
+        if !catalogAdditions.isEmpty {
+            file.append(UInt16(catalogAdditions.count))
+            for name in catalogAdditions.keys.sorted() {
+                Array(name.utf8).withUnsafeBytes { file.appendCounted($0) }
+                let tag = catalogAdditions[name]!
+                file.append(UInt8(tag == nil ? 0 : 1))
+                file.append(tag ?? 0)
+            }
+        }
         var operations: UInt32 = 0
         for (position, name) in tableNames.enumerated() {
             changes(ofTable: name)?.forEach { key, value in
@@ -54,9 +67,10 @@ extension WriteBatch {
     /// that cannot be in a store (`../x`, `.cabinet-lock`, `Song.wal`).
     public init(decoding bytes: [UInt8], location: RecordLocation) throws {
         self.init()
-        try WriteBatch.replay(bytes, location: location) { name, key, value in
+        let additions = try WriteBatch.replay(bytes, location: location) { name, key, value in
             set(value, forKey: key, inTable: name)
         }
+        for (name, tag) in additions { addToCatalog(table: name, tag: tag) }
     }
 
     /// Whether `bytes` start with the magic and end with the CRC-32 of
@@ -70,27 +84,41 @@ extension WriteBatch {
     }
 
     /// Calls `apply` with each change of an encoded batch, in order, after
-    /// checking it whole, without making a batch of it (a journal's replay).
+    /// checking it whole, without making a batch of it (a journal's replay);
+    /// returns the batch's ``catalogAdditions``, which its committer writes after the tables.
     ///
     /// Throws if the bytes are not a complete batch, or if it names a table
     /// that cannot be in a store: every name is checked before the first change is applied.
+    @discardableResult
     package static func replay(_ bytes: [UInt8], location: RecordLocation,
-                               _ apply: (_ table: String, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void) throws {
+                               _ apply: (_ table: String, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void) throws -> [String: UInt8?] {
         func damaged(_ reason: String) -> CabinetError { .malformedRecord(location, reason: "the save journal is damaged: \(reason)") }
         guard bytes.count >= magic.count + 1 + 2 + 1 + 4 + 4, Array(bytes.prefix(magic.count)) == magic else {
             throw damaged("it does not start with the journal's magic")
         }
         guard isWhole(bytes) else { throw damaged("its checksum does not match") }
         var reader = ByteReader(bytes, from: magic.count, damaged: damaged)
-        guard try reader.read(UInt8.self) == formatVersion else { throw damaged("unknown journal version") }
-        let tableCount = Int(try reader.read(UInt16.self))
-        var names: [String] = []
-        for _ in 0..<tableCount {
-            // A name from disk becomes a path: one that reaches outside the store, or names
-            // a file that is not a table, must stop the replay before anything is written.
+        let version = try reader.read(UInt8.self)
+        guard version == formatVersion || version == catalogFormatVersion else { throw damaged("unknown journal version \(version)") }
+        // A name from disk becomes a path: one that reaches outside the store, or names
+        // a file that is not a table, must stop the replay before anything is written.
+        func tableName() throws -> String {
             let name = try reader.readString()
             if let problem = TableName.problem(with: name) { throw damaged("it names a table that cannot exist: '\(name)' \(problem)") }
-            names.append(name)
+            return name
+        }
+        let tableCount = Int(try reader.read(UInt16.self))
+        var names: [String] = []
+        for _ in 0..<tableCount { names.append(try tableName()) }
+        var additions: [String: UInt8?] = [:]
+        if version == catalogFormatVersion {
+            for _ in 0..<Int(try reader.read(UInt16.self)) {
+                let name = try tableName()
+                let hasTag = try reader.read(UInt8.self), tag = try reader.read(UInt8.self)
+                guard hasTag <= 1, hasTag == 1 || tag == 0 else { throw damaged("catalog entry '\(name)' has tag flag \(hasTag) and tag \(tag)") }
+                guard additions[name] == nil else { throw damaged("it adds table '\(name)' to the catalog twice") }
+                additions[name] = .some(hasTag == 1 ? tag : nil)
+            }
         }
         var applied: UInt32 = 0
         while true {
@@ -106,5 +134,6 @@ extension WriteBatch {
             applied += 1
         }
         guard try reader.read(UInt32.self) == applied else { throw damaged("operation count does not match") }
+        return additions
     }
 }

@@ -26,11 +26,31 @@ public struct WriteBatch: Sendable {
     public private(set) var tableNames: [String] = []
     private var tables: [TableChanges] = []
     private var positions: [String: Int] = [:]
+    /// The tables the batch adds to the store's catalog (``StoreCatalog``),
+    /// name → tag: a new class's table with its class ID, a store's first
+    /// named buffers. They are committed with the batch's changes, all or
+    /// nothing, so a batch that makes a table, sent to another store, makes it there too.
+    public private(set) var catalogAdditions: [String: UInt8?] = [:]
 
     public init() {}
 
-    /// Whether the batch changes nothing.
-    public var isEmpty: Bool { tables.allSatisfy(\.isEmpty) }
+    /// Whether the batch changes nothing: no key of any table, and nothing in the catalog.
+    public var isEmpty: Bool { catalogAdditions.isEmpty && tables.allSatisfy(\.isEmpty) }
+
+    /// Whether the batch changes no key of any table (it may still add to the catalog).
+    public var changesNoTable: Bool { tables.allSatisfy(\.isEmpty) }
+
+    /// Lists table `name` with `tag` in the store's catalog when the batch commits.
+    ///
+    /// ```swift
+    /// var batch = WriteBatch()
+    /// batch.set(metadata, forKey: rowOne, inTable: "Song")
+    /// batch.addToCatalog(table: "Song", tag: 3)      // the class ID, taken with its first row
+    /// try backend.commit(batch)
+    /// ```
+    public mutating func addToCatalog(table name: String, tag: UInt8?) {
+        catalogAdditions[name] = .some(tag)
+    }
 
     /// How many keys the batch changes, in all its tables.
     public var count: Int { tables.reduce(0) { $0 + $1.count } }
@@ -105,5 +125,6 @@ public struct WriteBatch: Sendable {
     /// (``add(_:toTable:)``): a key both change takes `other`'s value.
     public mutating func append(contentsOf other: WriteBatch) {
         other.forEachTable { name, changes in add(changes, toTable: name) }
+        for (name, tag) in other.catalogAdditions { catalogAdditions[name] = .some(tag) }
     }
 }

@@ -70,3 +70,36 @@ public struct StoreCatalog: Sendable, Equatable {
         self.tables = tables
     }
 }
+
+extension StoreCatalog {
+    /// Why `additions` (table name → tag) cannot join this catalog: a table it
+    /// lists with another tag, or a tag another table holds; `nil` if they can.
+    /// Two writers that each catalogued a new table join without a clash; two
+    /// that gave one tag to different tables (two classes one class ID) clash.
+    ///
+    /// ```swift
+    /// if let clash = catalog.clash(with: batch.catalogAdditions) { throw … }
+    /// catalog.merge(batch.catalogAdditions)
+    /// ```
+    public func clash(with additions: [String: UInt8?]) -> String? {
+        var holders: [UInt8: String] = [:]
+        for (name, tag) in tables { if let tag { holders[tag] = name } }
+        for name in additions.keys.sorted() {
+            let tag = additions[name]!
+            if let listed = tables[name], listed != tag {
+                return "the catalog lists table '\(name)' with tag \(StoreCatalog.describe(listed)), this save with tag \(StoreCatalog.describe(tag))"
+            }
+            if let tag, let holder = holders[tag], holder != name {
+                return "tag \(tag), which this save gives table '\(name)', is table '\(holder)''s in the catalog"
+            }
+        }
+        return nil
+    }
+
+    /// Adds `additions` (table name → tag) to the catalog; check ``clash(with:)`` first.
+    public mutating func merge(_ additions: [String: UInt8?]) {
+        for (name, tag) in additions { tables[name] = .some(tag) }
+    }
+
+    private static func describe(_ tag: UInt8?) -> String { tag.map(String.init) ?? "-" }
+}

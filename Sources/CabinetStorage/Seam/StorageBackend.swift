@@ -140,6 +140,14 @@ public protocol StorageBackend: AnyObject {
     /// table's changes in the order ``TableChanges/forEach(_:)`` gives them: an
     /// unindexed table's changes may name a key twice, and the last one stands.
     ///
+    /// The batch's ``WriteBatch/catalogAdditions`` join the store's catalog
+    /// (``StoreServices/readCatalog()``) in the same commit, after the tables
+    /// (a batch may add to the catalog and change no table). If one clashes with
+    /// the catalog as it is when the batch commits (``StoreCatalog/clash(with:)``:
+    /// another writer gave the tag to another table), throw
+    /// ``CabinetError/Code-swift.struct/saveConflict`` with nothing written; the
+    /// layer above chooses again.
+    ///
     /// ```swift
     /// var batch = WriteBatch()
     /// batch.set(record, forKey: rowKey, inTable: "Song")

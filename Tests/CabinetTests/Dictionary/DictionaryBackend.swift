@@ -106,6 +106,11 @@ final class DictionaryBackend: StorageBackend, StoreServices, ConcurrentReadingB
                 throw CabinetError.missingClassFile(RecordLocation(file: location(ofTable: name), className: name), classID: tag)
             }
         }
+        var catalog = contents.catalog ?? StoreCatalog()
+        if let clash = catalog.clash(with: batch.catalogAdditions) {
+            throw CabinetError.saveConflict(path: path, reason: clash)
+        }
+        catalog.merge(batch.catalogAdditions)
         try batch.forEachTable { name, changes in
             let records = try table(named: name, ordered: false).records
             changes.forEach { key, value in
@@ -113,6 +118,7 @@ final class DictionaryBackend: StorageBackend, StoreServices, ConcurrentReadingB
                 return true
             }
         }
+        if !batch.catalogAdditions.isEmpty { contents.catalog = catalog }
     }
 
     /// Never: a batch is applied in one call that cannot stop half way.

@@ -29,7 +29,6 @@ import Glibc
             try store.save()
             rows.append(shelf.rowID)
         }
-        try makeNamedBuffersTable(in: store)
         return (rows[0], rows[1])
     }
 
@@ -45,13 +44,6 @@ import Glibc
         }
         shelf.songs = StoredList(songs)
         return shelf
-    }
-
-    /// The table of named buffers, made before the clients open (its first
-    /// save registers it in the store's catalog, which two clients can't both do).
-    static func makeNamedBuffersTable(in store: ObjectStore) throws {
-        try store.setNamedBuffer(DataBuffer(), forName: "made")
-        try store.save()
     }
 
     static func append(_ title: String, to shelfRow: UInt32, in store: ObjectStore) throws {
@@ -161,9 +153,6 @@ import Glibc
     /// on it, dropping it alone settles the conflict.
     @Test func anUnsavedNamedBufferCanBeDiscarded() throws {
         let name = TestRedis.newStoreName()
-        let (maker, _) = try Self.open(name)
-        try Self.makeNamedBuffersTable(in: maker)
-        maker.close()
         let (a, _) = try Self.open(name)
         let (b, _) = try Self.open(name)
         var mine = DataBuffer(); mine.writeString("b's")
@@ -178,5 +167,28 @@ import Glibc
         var read = try #require(try b.namedBuffer(forName: "shared"))
         #expect(try read.readString() == "a's")
         a.close(); b.close()
+    }
+
+    /// Two clients that each set a store's first named buffer at once both
+    /// save: each catalogs the named buffers' table in its own commit, merged
+    /// into the catalog the other wrote.
+    @Test func twoClientsFirstNamedBuffersBothSave() throws {
+        let name = TestRedis.newStoreName()
+        let (a, _) = try Self.open(name)
+        let (b, _) = try Self.open(name)
+        var theirs = DataBuffer(); theirs.writeString("a's")
+        try a.setNamedBuffer(theirs, forName: "a")
+        var mine = DataBuffer(); mine.writeString("b's")
+        try b.setNamedBuffer(mine, forName: "b")
+        try a.save()
+        try b.save()
+        a.close(); b.close()
+        let (reader, backend) = try Self.open(name)
+        defer { reader.close() }
+        for (key, value) in [("a", "a's"), ("b", "b's")] {
+            var read = try #require(try reader.namedBuffer(forName: key))
+            #expect(try read.readString() == value)
+        }
+        #expect(try backend.readCatalog()?.tables.keys.contains(ObjectStore.namedBuffersTableName) == true)
     }
 }

@@ -40,9 +40,24 @@ struct ClassRegistrar {
 
     /// The table and metadata of class `name`. A class the catalog lists must have
     /// its file; a new class gets a new file (created whole) and fresh metadata,
-    /// written at once so that its class ID is taken before any other class asks for one.
+    /// written at once, in one batch with its catalog entry, so that its class ID
+    /// is taken before any other class asks for one. Another process that took
+    /// the same ID first (a store other processes write) makes the batch a
+    /// conflict: the catalog is read again and the ID chosen again.
     /// An existing class's layout fingerprints must match the class's (ClassLayoutCheck.swift).
     func open(_ type: StoredObject.Type, name: String) throws -> (any StorageTable, ClassMetadata) {
+        var attempts = 1
+        while true {
+            do {
+                return try openOnce(type, name: name)
+            } catch let error as CabinetError where error.code == .saveConflict && attempts < 3 && store.otherWriters != nil {
+                attempts += 1
+                store.catalog = try store.backend.services.readCatalog()
+            }
+        }
+    }
+
+    private func openOnce(_ type: StoredObject.Type, name: String) throws -> (any StorageTable, ClassMetadata) {
         let backend = store.backend
         if try !backend.hasTable(named: name), let listed = store.catalog?.tables[name] {
             throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
@@ -62,21 +77,40 @@ struct ClassRegistrar {
             metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
             metadata.checksummed = store.recordFormat == .checksummed
             _ = metadata.recordLayout(of: type)   // in the row's first write, so it comes with the first records
-            try store.commitToBackend(WriteBatch(metadata, of: name))
+            var batch = WriteBatch(metadata, of: name)
+            let catalogued = try addCatalogEntry(name, tag: metadata.classID, to: &batch)
+            try store.commitToBackend(batch)
+            store.catalog = catalogued
+            return (table, metadata)
         }
         try catalog(name, tag: metadata.classID)
         return (table, metadata)
     }
 
-    /// Adds table `name` to the store's catalog if it is not there with `tag`.
-    /// A store without a catalog gets one listing every table it has.
+    /// Adds table `name` to the store's catalog if it is not there with `tag`,
+    /// in a batch of its own. A store without a catalog gets one listing every table it has.
     func catalog(_ name: String, tag: UInt8?) throws {
-        let backend = store.backend
-        guard !backend.services.isReadOnly, store.catalog?.tables[name] != .some(tag) else { return }
+        var batch = WriteBatch()
+        let catalogued = try addCatalogEntry(name, tag: tag, to: &batch)
+        guard !batch.isEmpty else { return }
+        try store.commitToBackend(batch)
+        store.catalog = catalogued
+    }
+
+    /// Adds to `batch` what the catalog needs for table `name` with `tag` (with
+    /// every table the store has, if it has no catalog yet), and returns the
+    /// catalog as it will be once the batch commits. A read-only store adds nothing.
+    private func addCatalogEntry(_ name: String, tag: UInt8?, to batch: inout WriteBatch) throws -> StoreCatalog? {
+        guard !store.backend.services.isReadOnly, store.catalog?.tables[name] != .some(tag) else { return store.catalog }
         var catalog = try store.catalog ?? wholeCatalog()
         catalog.tables[name] = .some(tag)
-        try backend.services.writeCatalog(catalog)
-        store.catalog = catalog
+        // A batch says what it adds: the whole catalog of a store that had none, else the one entry.
+        if store.catalog == nil {
+            for (listed, listedTag) in catalog.tables { batch.addToCatalog(table: listed, tag: listedTag) }
+        } else {
+            batch.addToCatalog(table: name, tag: tag)
+        }
+        return catalog
     }
 
     /// A catalog of every table the store has, with each class file's class ID.

@@ -117,8 +117,8 @@ enum TokyoCabinetLookup {
     ///
     /// Why: a lookup is a chain of dependent reads in a map far larger than the
     /// cache (the bucket, then about three records of its tree: Tokyo Cabinet's
-    /// hash puts a million 4-byte row keys in 154,865 buckets), and an index query
-    /// that loads a thousand objects spent a third of its time waiting for them.
+    /// hash gives a million row keys several records per bucket), and an index
+    /// query that loads many objects spent much of its time waiting for them.
     ///
     /// A hint only: it changes nothing, and a key it cannot follow (or not within
     /// `rounds` steps) is dropped. Returns how many keys it followed to their value

@@ -6,7 +6,7 @@ import CTokyoCabinet
 ///
 /// Why: an inner node holds up to 512 separators of variable length; parsing
 /// one whole to choose a child (as Tokyo Cabinet's load requires: a page must
-/// parse to its end) cost 113,000 of a 180,000-instruction index query. A
+/// parse to its end) was most of an index query's work. A
 /// million songs' index has a few hundred inner nodes, all read again and again.
 ///
 /// Entries point into the map of the file, valid for one generation of its
