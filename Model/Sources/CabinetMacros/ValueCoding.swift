@@ -59,13 +59,27 @@ struct ValueCoding: Sendable {
             minimumSize: 8, layout: "Date", indexKind: .value)
         table["Date"] = date
         table["Foundation.Date"] = date
+        // The standard library's types spelled with their module (`Swift.Int`) are the same types.
+        for (name, coding) in table where !name.contains(".") && !["Data", "Date"].contains(name) {
+            table["Swift." + name] = coding
+        }
         return table
     }()
 
     /// Arrays with a method of their own, and the layout of their element.
-    static let arrays: [String: (method: String, element: String)] = [
-        "String": ("Strings", "String"), "UInt32": ("UInt32s", "UInt32"), "Int64": ("Int64s", "Int64"),
-        "Float64": ("Float64s", "Float64"), "Double": ("Float64s", "Float64"),
+    static let arrays: [String: (method: String, element: String)] = {
+        let plain: [String: (method: String, element: String)] = [
+            "String": ("Strings", "String"), "UInt32": ("UInt32s", "UInt32"), "Int64": ("Int64s", "Int64"),
+            "Float64": ("Float64s", "Float64"), "Double": ("Float64s", "Float64"), "UInt8": ("Bytes", "UInt8"),
+        ]
+        return plain.merging(plain.map { ("Swift." + $0.key, $0.value) }) { first, _ in first }
+    }()
+
+    /// Names of types that have no `DataBuffer` method, refused by name (the
+    /// compiler would refuse them too, less clearly, in `writeModelValue`).
+    static let unstorableNames: Set<String> = [
+        "Set", "Dictionary", "Character", "URL", "UUID", "Decimal",
+        "Swift.Set", "Swift.Dictionary", "Swift.Character", "Foundation.URL", "Foundation.UUID", "Foundation.Decimal",
     ]
 
     /// The coding of `type`, or why it cannot be stored.
@@ -95,7 +109,7 @@ struct ValueCoding: Sendable {
             if let scalar = scalars[name] { return .success(scalar) }
             if ["StoredObject", "Cabinet.StoredObject"].contains(name) { return .failure(.bareObject(name)) }
             if ["Any", "AnyObject"].contains(name) { return .failure(.shape(name)) }
-            if ["Set", "Dictionary", "Character", "URL", "UUID", "Decimal"].contains(name) { return .failure(.known(name)) }
+            if unstorableNames.contains(name) { return .failure(.known(name)) }
             return .success(overloaded(name, minimumSize: 1, index: .value))   // an enum
         }
         return .failure(.shape(type.trimmedDescription))
@@ -111,10 +125,12 @@ struct ValueCoding: Sendable {
         return coding
     }
 
-    /// A plain type name that is no scalar the macro knows: an enum or a StoredObject subclass.
+    /// A plain type name that is no scalar the macro knows, nor one it refuses:
+    /// an enum or a StoredObject subclass.
     private static func isOtherName(_ type: TypeSyntax) -> Bool {
         let plain = type.as(IdentifierTypeSyntax.self).map { $0.genericArgumentClause == nil } ?? type.is(MemberTypeSyntax.self)
-        return plain && scalars[type.trimmedDescription] == nil
+        let name = type.trimmedDescription
+        return plain && scalars[name] == nil && !unstorableNames.contains(name) && !["Any", "AnyObject"].contains(name)
     }
 
     private static func optionalCoding(of wrapped: TypeSyntax) -> Result<ValueCoding, Unstorable> {
@@ -148,7 +164,6 @@ struct ValueCoding: Sendable {
     private static func arrayCoding(of element: TypeSyntax) -> Result<ValueCoding, Unstorable> {
         let name = element.trimmedDescription
         if let array = arrays[name] { return .success(.method(array.method, size: 4, index: .none, layout: "[\(array.element)]")) }
-        if name == "UInt8" { return .success(.method("Bytes", size: 4, index: .none, layout: "[UInt8]")) }
         if name == "StoredObject" || name == "Cabinet.StoredObject" {
             return .success(.method("AnyReferences", size: 4, index: .none, layout: "[StoredObject]"))
         }

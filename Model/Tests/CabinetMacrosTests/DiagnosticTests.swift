@@ -132,6 +132,44 @@ struct DiagnosticTests {
         }
     }
 
+    /// A type the macro refuses by name is refused inside an array or an optional
+    /// too, by the macro, rather than by the compiler in the generated methods.
+    @Test func typesRefusedByNameAreErrorsInArraysAndOptionals() {
+        assertMacro {
+            """
+            @StoredModel
+            final class Song: StoredObject {
+                var a: UUID = UUID()
+                var b: [URL] = []
+                var c: Character? = nil
+                var d: [Any] = []
+                var e: Foundation.Decimal = 0
+            }
+            """
+        } diagnostics: {
+            """
+            @StoredModel
+            final class Song: StoredObject {
+                var a: UUID = UUID()
+                       ┬───
+                       ╰─ 🛑 'a' cannot be stored: UUID has no DataBuffer method (store an array, or its raw form: a String or Data); or mark it @Transient
+                var b: [URL] = []
+                       ┬────
+                       ╰─ 🛑 'b' cannot be stored: URL has no DataBuffer method (store an array, or its raw form: a String or Data); or mark it @Transient
+                var c: Character? = nil
+                       ┬─────────
+                       ╰─ 🛑 'c' cannot be stored: Character has no DataBuffer method (store an array, or its raw form: a String or Data); or mark it @Transient
+                var d: [Any] = []
+                       ┬────
+                       ╰─ 🛑 'd' cannot be stored: Any has no DataBuffer method (tuples, dictionaries, functions and existentials cannot be stored; use stored properties, arrays and optionals); or mark it @Transient
+                var e: Foundation.Decimal = 0
+                       ┬─────────────────
+                       ╰─ 🛑 'e' cannot be stored: Foundation.Decimal has no DataBuffer method (store an array, or its raw form: a String or Data); or mark it @Transient
+            }
+            """
+        }
+    }
+
     @Test func versionMarksMustNameVersionsTheClassHasHad() {
         assertMacro {
             """

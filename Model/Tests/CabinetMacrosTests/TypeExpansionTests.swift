@@ -111,6 +111,73 @@ struct TypeExpansionTests {
         }
     }
 
+    /// `Swift.Int` is `Int`: the standard library's types spelled with their module
+    /// have their own methods, not the overloads for names the macro does not know.
+    @Test func typesSpelledWithTheirModuleHaveTheirOwnMethods() {
+        assertMacro {
+            """
+            @StoredModel
+            final class Qualified: StoredObject {
+                var count: Swift.Int = 0
+                var ratio: Swift.Double = 0
+                var names: [Swift.String] = []
+                var bytes: [Swift.UInt8] = []
+                var flag: Swift.Bool? = nil
+                var blob: Foundation.Data = Foundation.Data()
+            }
+            """
+        } expansion: {
+            """
+            final class Qualified: StoredObject {
+                @Cabinet.Stored
+                var count: Swift.Int = 0
+                @Cabinet.Stored
+                var ratio: Swift.Double = 0
+                @Cabinet.Stored
+                var names: [Swift.String] = []
+                @Cabinet.Stored
+                var bytes: [Swift.UInt8] = []
+                @Cabinet.Stored
+                var flag: Swift.Bool? = nil
+                @Cabinet.Stored
+                var blob: Foundation.Data = Foundation.Data()
+
+                override func read(from buffer: inout Cabinet.DataBuffer) throws {
+                    self.count = try buffer.readInt()
+                    self.ratio = try buffer.readFloat64()
+                    self.names = try buffer.readStrings()
+                    self.bytes = try buffer.readBytes()
+                    self.flag = try buffer.readOptional {
+                        try $0.readBool()
+                    }
+                    self.blob = try buffer.readData()
+                }
+
+                override func write(to buffer: inout Cabinet.DataBuffer) {
+                    buffer.writeInt(self.count)
+                    buffer.writeFloat64(self.ratio)
+                    buffer.writeStrings(self.names)
+                    buffer.writeBytes(self.bytes)
+                    buffer.writeOptional(self.flag) {
+                        $0.writeBool($1)
+                    }
+                    buffer.writeData(self.blob)
+                }
+
+                override class var version: UInt8 {
+                    1
+                }
+
+                override class var layoutFingerprints: [UInt8: UInt32] {
+                    [
+                        1: 0x052A0720,  // Int64,Float64,[String],[UInt8],Bool?,Data
+                    ]
+                }
+            }
+            """
+        }
+    }
+
     @Test func arraysOptionalsListsAndEnumsUseTheirElementsMethods() {
         assertMacro {
             """

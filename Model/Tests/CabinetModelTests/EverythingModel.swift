@@ -42,6 +42,21 @@ protocol EverythingModel: StoredObject {
     var maybeStrings: [String?] { get set }
     var rating: Int32? { get set }
     var grid: [[UInt16]] { get set }
+    var float32: Float32 { get set }
+    var float64: Float64 { get set }
+    var qualified: Swift.Int { get set }
+    var level: Level { get set }
+    var scale: Scale { get set }
+    var optionalData: Data? { get set }
+    var optionalBool: Bool? { get set }
+    var optionalUInt64: UInt64? { get set }
+    var optionalStrings: [String]? { get set }
+    var floats: [Float] { get set }
+    var flags: [Bool] { get set }
+    var datas: [Data] { get set }
+    var ints: [Int] { get set }
+    var maybeMoods: [Mood?] { get set }
+    var maybeDates: [Date?] { get set }
 }
 
 protocol TagModel: StoredObject {
@@ -64,7 +79,12 @@ extension EverythingModel {
         tag = tags[0]; self.tags = [tags[1], tags[0]]; list = StoredList(tags); anything = tags[2]; everything = [tags[1], other]
         strings = ["a", "", "ç"]; uint32s = [1, .max]; int64s = [-1, 0, .max]; doubles = [0.25, .nan]; bytes = [9, 8, 7]
         int16s = [-2, 2]; dates = [Date(timeIntervalSinceReferenceDate: 1), Date(timeIntervalSinceReferenceDate: 0)]
-        maybeStrings = ["x", nil, "y"]   // "" would read back as nil, as writeOptionalString writes it; rating = -5; grid = [[1, 2], [], [3]]
+        maybeStrings = ["x", nil, "y"]   // "" would read back as nil, as writeOptionalString writes it
+        rating = -5; grid = [[1, 2], [], [3]]
+        float32 = -0.75; float64 = 1e300; qualified = 99; level = .high; scale = .twice
+        optionalData = Data([7]); optionalBool = false; optionalUInt64 = .max; optionalStrings = ["z", ""]
+        floats = [1.25, -2]; flags = [true, false, true]; datas = [Data(), Data([1, 2])]; ints = [.min, 0, .max]
+        maybeMoods = [nil, .sad]; maybeDates = [nil, Date(timeIntervalSinceReferenceDate: 60)]
     }
 
     /// Every value, references by class name and row, in one comparable string.
@@ -73,10 +93,16 @@ extension EverythingModel {
             object.map { "\(type(of: $0).storedName)#\($0.rowID)" } ?? "nil"
         }
         let numbers: [Any] = [int8, uint8, int16, uint16, int32, uint32, int64, uint64, int, uint, float, double.bitPattern, bool]
-        let values: [Any] = [string, optionalString as Any, data, date, optionalDate as Any, mood, genre, lastMood as Any, moods]
+        // Data prints only its count and Date whole seconds: their bytes and intervals say all.
+        let values: [Any] = [string, optionalString as Any, Array(data), date.timeIntervalSinceReferenceDate,
+                             optionalDate?.timeIntervalSinceReferenceDate as Any, mood, genre, lastMood as Any, moods]
         let references = [name(tag), tags.map(name).joined(separator: ","), list.map(name).joined(separator: ","),
                           name(anything), everything.map(name).joined(separator: ",")]
-        let arrays: [Any] = [strings, uint32s, int64s, doubles.map(\.bitPattern), bytes, int16s, dates, maybeStrings, rating as Any, grid]
-        return (numbers + values + references + arrays).map { "\($0)" }.joined(separator: " | ")
+        let arrays: [Any] = [strings, uint32s, int64s, doubles.map(\.bitPattern), bytes, int16s, dates.map(\.timeIntervalSinceReferenceDate),
+                             maybeStrings, rating as Any, grid]
+        let more: [Any] = [float32, float64, qualified, level, scale, optionalData.map { Array($0) } as Any, optionalBool as Any, optionalUInt64 as Any,
+                           optionalStrings as Any, floats, flags, datas.map { Array($0) }, ints, maybeMoods,
+                           maybeDates.map { $0?.timeIntervalSinceReferenceDate }]
+        return (numbers + values + references + arrays + more).map { "\($0)" }.joined(separator: " | ")
     }
 }

@@ -56,6 +56,21 @@ final class HandEverything: StoredObject {
     @Stored var maybeStrings: [String?] = []
     @Stored var rating: Int32? = nil
     @Stored var grid: [[UInt16]] = []
+    @Stored var float32: Float32 = 0
+    @Stored var float64: Float64 = 0
+    @Stored var qualified: Swift.Int = 0
+    @Stored var level: Level = .low
+    @Stored var scale: Scale = .half
+    @Stored var optionalData: Data? = nil
+    @Stored var optionalBool: Bool? = nil
+    @Stored var optionalUInt64: UInt64? = nil
+    @Stored var optionalStrings: [String]? = nil
+    @Stored var floats: [Float] = []
+    @Stored var flags: [Bool] = []
+    @Stored var datas: [Data] = []
+    @Stored var ints: [Int] = []
+    @Stored var maybeMoods: [Mood?] = []
+    @Stored var maybeDates: [Date?] = []
 
     override func read(from buffer: inout DataBuffer) throws {
         int8 = try buffer.readInt8()
@@ -95,6 +110,21 @@ final class HandEverything: StoredObject {
         maybeStrings = try buffer.readArray(minimumElementSize: 4) { try $0.readOptionalString() }
         rating = try buffer.readOptional { try $0.readInt32() }
         grid = try buffer.readArray(minimumElementSize: 4) { try $0.readArray(minimumElementSize: 2) { try $0.readUInt16() } }
+        float32 = try buffer.readFloat32()
+        float64 = try buffer.readFloat64()
+        qualified = try buffer.readInt()
+        level = try buffer.readRawValue(Level.self) { try $0.readInt() }
+        scale = try buffer.readRawValue(Scale.self) { try $0.readFloat64() }
+        optionalData = try buffer.readOptional { try $0.readData() }
+        optionalBool = try buffer.readOptional { try $0.readBool() }
+        optionalUInt64 = try buffer.readOptional { try $0.readUInt64() }
+        optionalStrings = try buffer.readOptional { try $0.readStrings() }
+        floats = try buffer.readArray(minimumElementSize: 4) { try $0.readFloat32() }
+        flags = try buffer.readArray(minimumElementSize: 1) { try $0.readBool() }
+        datas = try buffer.readArray(minimumElementSize: 4) { try $0.readData() }
+        ints = try buffer.readArray(minimumElementSize: 8) { try $0.readInt() }
+        maybeMoods = try buffer.readArray(minimumElementSize: 1) { try $0.readOptional { try $0.readRawValue(Mood.self) { try $0.readUInt8() } } }
+        maybeDates = try buffer.readArray(minimumElementSize: 8) { try $0.readDate() }
     }
 
     override func write(to buffer: inout DataBuffer) {
@@ -135,5 +165,20 @@ final class HandEverything: StoredObject {
         buffer.writeArray(maybeStrings) { $0.writeOptionalString($1) }
         buffer.writeOptional(rating) { $0.writeInt32($1) }
         buffer.writeArray(grid) { $0.writeArray($1) { $0.writeUInt16($1) } }
+        buffer.writeFloat32(float32)
+        buffer.writeFloat64(float64)
+        buffer.writeInt(qualified)
+        buffer.writeRawValue(level) { $0.writeInt($1) }
+        buffer.writeRawValue(scale) { $0.writeFloat64($1) }
+        buffer.writeOptional(optionalData) { $0.writeData($1) }
+        buffer.writeOptional(optionalBool) { $0.writeBool($1) }
+        buffer.writeOptional(optionalUInt64) { $0.writeUInt64($1) }
+        buffer.writeOptional(optionalStrings) { $0.writeStrings($1) }
+        buffer.writeArray(floats) { $0.writeFloat32($1) }
+        buffer.writeArray(flags) { $0.writeBool($1) }
+        buffer.writeArray(datas) { $0.writeData($1) }
+        buffer.writeArray(ints) { $0.writeInt($1) }
+        buffer.writeArray(maybeMoods) { $0.writeOptional($1) { $0.writeRawValue($1) { $0.writeUInt8($1) } } }
+        buffer.writeArray(maybeDates) { $0.writeDate($1) }
     }
 }

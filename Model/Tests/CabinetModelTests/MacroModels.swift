@@ -6,6 +6,8 @@ import Foundation
 
 enum Mood: UInt8 { case calm, loud, sad }
 enum Genre: String { case jazz, rock }
+enum Level: Int { case low = -1, high = 1_000 }
+enum Scale: Double { case half = 0.5, twice = 2 }
 
 @StoredModel
 final class MacroTag: StoredObject {
@@ -54,6 +56,21 @@ final class MacroEverything: StoredObject {
     var maybeStrings: [String?] = []
     var rating: Int32? = nil
     var grid: [[UInt16]] = []
+    var float32: Float32 = 0
+    var float64: Float64 = 0
+    var qualified: Swift.Int = 0
+    var level: Level = .low
+    var scale: Scale = .half
+    var optionalData: Data? = nil
+    var optionalBool: Bool? = nil
+    var optionalUInt64: UInt64? = nil
+    var optionalStrings: [String]? = nil
+    var floats: [Float] = []
+    var flags: [Bool] = []
+    var datas: [Data] = []
+    var ints: [Int] = []
+    var maybeMoods: [Mood?] = []
+    var maybeDates: [Date?] = []
     @Transient var scratch = 0
 }
 
