@@ -186,6 +186,32 @@ import Testing
         #expect(try store.count(Track.self, where: \.artist, equals: "Other 3") == others)
     }
 
+    /// A build commits a batch every 5,000 rows: a word in every row has its
+    /// posting blocks written by each batch over the ones the batch before
+    /// committed, and finds every row after the build.
+    @Test(arguments: BackendKind.allCases)
+    func aFullTextIndexBuiltAcrossBatchesFindsEveryRow(_ kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        do {
+            let store = try fixture.open(PlainTrack.self)
+            for i in 0..<12_000 {
+                let track = PlainTrack()
+                track.title = "common word\(i % 3) row\(i)"
+                store.insert(track)
+            }
+            try store.save()
+            store.close()
+        }
+        let store = try fixture.open(LabelV1.self)
+        defer { store.close() }
+        try store.register(Track.self)
+        #expect(try store.search(Track.self, matching: "common").count == 12_000)
+        let ones = try store.search(Track.self, matching: "word1")
+        #expect(ones.count == 4_000 && ones.allSatisfy { $0.title.contains("word1 ") })
+        #expect(try store.search(Track.self, matching: "row11999").map(\.title) == ["common word2 row11999"])
+        #expect(try store.search(Track.self, matching: "row4999").map(\.title) == ["common word1 row4999"])
+    }
+
     @Test(arguments: BackendKind.allCases)
     func referencesFindTheListsHoldingAnObject(_ kind: BackendKind) throws {
         let (fixture, store, tracks) = try seeded(kind)

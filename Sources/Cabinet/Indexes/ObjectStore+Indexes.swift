@@ -84,45 +84,47 @@ extension ObjectStore {
         return context.orderedView(of: indexes.table, named: indexes.tableName)
     }
 
-    /// How many rows a build writes per transaction: its memory stays bounded.
+    /// How many rows a build writes per batch: its memory stays bounded.
     static let indexBuildBatch = 5_000
 
     /// Empties `table`, then writes every saved object's entries and, last, the
-    /// catalog, in transactions of ``indexBuildBatch`` rows. A process that dies
-    /// part way leaves a file without a catalog, which the next open builds again.
+    /// catalog, in batches of ``indexBuildBatch`` rows committed by the backend
+    /// (so a build needs nothing of a backend but ``StorageBackend/commit(_:)``).
+    /// A process that dies part way leaves a file without a catalog, which the
+    /// next open builds again.
     func build(_ indexes: ClassIndexes, of entry: ClassEntry, catalog: IndexCatalog) throws {
         let table = indexes.table
         try clear(table)
         let total = max(try entry.table.recordCount - 1, 0)
-        var batch = 0, done = 0
+        var rows = 0, done = 0
         func report() { indexBuildProgress?(IndexBuildProgress(className: entry.name, rowsDone: done, rowsTotal: max(total, done))) }
-        try table.beginTransaction()
-        do {
-            let write = IndexWrite(indexes, view: table)
-            let sink: ClassIndexes.Sink = { key, value in
-                try withRecordBytes(key, value) { key, value in try table.apply(value, forKey: key) }
-            }
-            try forEachRecord(of: entry, indexes) { row, entries in
-                try write.row(row, entries: entries, isNew: true, sink: sink)
-                try write.finishIfLarge(sink: sink)
-                batch += 1
-                done += 1
-                if batch == ObjectStore.indexBuildBatch {
-                    try table.commitTransaction()
-                    report()
-                    try table.beginTransaction()
-                    batch = 0
-                }
-            }
-            try write.finish(sink: sink)
-            try catalog.encoded(format: recordFormat).withUnsafeBytes { value in
-                try IndexKeys.catalogKey.withUnsafeBytes { try table.setValue(value, forKey: $0) }
-            }
-            try table.commitTransaction()
-        } catch {
-            try? table.abortTransaction()
-            throw error
+        var batch = WriteBatch()
+        var position = batch.table(named: indexes.tableName)
+        // Full-text postings read the blocks earlier batches committed (the view is the
+        // committed file), so they are written into each batch just before it commits.
+        let write = IndexWrite(indexes, view: table)
+        let sink: ClassIndexes.Sink = { key, value in
+            withRecordBytes(key, value) { key, value in batch.set(value, forKey: key, inTable: position) }
         }
+        func commitBatch() throws {
+            try write.finish(sink: sink)
+            try commitToBackend(batch)
+            batch = WriteBatch()
+            position = batch.table(named: indexes.tableName)
+            rows = 0
+        }
+        try forEachRecord(of: entry, indexes) { row, entries in
+            try write.row(row, entries: entries, isNew: true, sink: sink)
+            rows += 1
+            done += 1
+            if rows == ObjectStore.indexBuildBatch || write.holdsMany {
+                try commitBatch()
+                report()
+            }
+        }
+        try write.finish(sink: sink)
+        try sink(IndexKeys.catalogKey, catalog.encoded(format: recordFormat))
+        try commitBatch()
         report()
         // A new class's empty index is no news; one built from objects already there is.
         if done > 0 {

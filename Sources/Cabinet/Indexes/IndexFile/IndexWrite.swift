@@ -13,7 +13,7 @@ final class IndexWrite {
     let indexes: ClassIndexes
     let view: any OrderedStorageTable
     private var postings = PostingChanges()
-    /// Full-text changes held before ``finishIfLarge(sink:)`` writes them: bounds a build's memory.
+    /// Full-text changes a build holds before it commits what it has (``holdsMany``).
     static let postingsHeld = 1 << 20
 
     init(_ indexes: ClassIndexes, view: any OrderedStorageTable) {
@@ -54,8 +54,7 @@ final class IndexWrite {
         try postings.flush(view: view, sink: sink, className: indexes.className)
     }
 
-    /// ``finish(sink:)`` once many changes are held (a build calls it between rows).
-    func finishIfLarge(sink: ClassIndexes.Sink) throws {
-        if postings.count >= IndexWrite.postingsHeld { try finish(sink: sink) }
-    }
+    /// Whether many full-text changes are held: a build then commits what it
+    /// has (``finish(sink:)`` first), bounding its memory.
+    var holdsMany: Bool { postings.count >= IndexWrite.postingsHeld }
 }
