@@ -24,7 +24,7 @@ modules="$bin/Modules"
 # storage layer's names an app must not see. Keep both in step with PUBLIC-API.md.
 app_names="CabinetError RecordLocation StoreProgress StorageProblem StoreImportReport
     TokyoCabinetByteOrder StorageLimits StorageBackend TokyoCabinetBackend MemoryBackend"
-hidden_names="StorageTable OrderedStorageTable GroupCommittingTable StoreServices
+hidden_names="StorageTable OrderedStorageTable StoreServices
     ConcurrentReadingBackend OtherWritersBackend OthersSave PendingRecovery StoreCatalog
     CRC32 TokyoCabinetYields WriteBatch TableChanges"
 

@@ -222,7 +222,7 @@ public final class RedisBackend: StorageBackend {
 }
 
 extension RedisBackend {
-    /// Every table's changes in one `MULTI`/`EXEC` (``/CabinetStorage/GroupCommittingTable``),
+    /// Every table's changes in one `MULTI`/`EXEC` (its tables commit together),
     /// big ones staged first (`RedisStagedWrite`): all or nothing, no journal.
     /// What the batch adds to the catalog is merged into the catalog as it is
     /// at the `EXEC` (watched), in the same `MULTI`: two processes that register

@@ -40,7 +40,8 @@ import Testing
         #expect(seen == 7)
         try table.forEachRow(in: 10...19) { row, _ in Issue.record("row \(row) was deleted"); return true }
         try table.forEachRow(in: UInt32.max - 3...UInt32.max) { row, _ in Issue.record("row \(row)"); return true }
-        // Inside a transaction, its own changes answer for their rows.
+        // Inside a transaction (of a table that has them), its own changes answer for their rows.
+        guard kind != .dictionary else { return }
         try table.beginTransaction()
         try [UInt8]([1, 2, 3]).withUnsafeBytes { try table.setValue($0, forRow: 15) }
         _ = try withUnsafeBytes(of: UInt32(20).littleEndian) { try table.removeValue(forKey: $0) }

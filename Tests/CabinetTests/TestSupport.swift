@@ -79,8 +79,12 @@ class ForwardingBackend: StorageBackend {
     func replaceContents(with source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler?) throws {
         try inner.replaceContents(with: source, formatMarker: formatMarker, progress: progress)
     }
-    /// Through this backend's own tables (so that a subclass's failing tables fail it), as the inner one would.
-    func commit(_ batch: WriteBatch) throws { try commits.commit(batch, to: self) }
+    /// Through this backend's own tables (so that a subclass's failing tables fail it), as the inner one would;
+    /// a backend whose tables have no transactions (the dictionary one, written from the seam alone) commits it itself.
+    func commit(_ batch: WriteBatch) throws {
+        if inner is DictionaryBackend { return try inner.commit(batch) }
+        try commits.commit(batch, to: self)
+    }
     var hasUnfinishedCommit: Bool { commits.hasUnfinished }
     func finishUnfinishedCommit() throws -> Int? { try commits.finishUnfinished(in: self) }
     private let commits = JournaledCommit()
@@ -108,7 +112,7 @@ class ForwardingServices: StoreServices {
 }
 
 /// A table that hands every call to `inner`; see ``ForwardingBackend``.
-class ForwardingTable: StorageTable {
+class ForwardingTable: TransactionalTable {
     let name: String
     let inner: any StorageTable
     init(name: String, inner: any StorageTable) { self.name = name; self.inner = inner }
@@ -127,9 +131,31 @@ class ForwardingTable: StorageTable {
     func compact() throws { try inner.compact() }
     func compact(progress: (Int) -> Void) throws { try inner.compact(progress: progress) }
     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { try inner.forEach(body) }
-    func beginTransaction() throws { try inner.beginTransaction() }
-    func commitTransaction() throws { try inner.commitTransaction() }
-    func abortTransaction() throws { try inner.abortTransaction() }
+    func beginTransaction() throws { try inner.transactional().beginTransaction() }
+    func commitTransaction() throws { try inner.transactional().commitTransaction() }
+    func abortTransaction() throws { try inner.transactional().abortTransaction() }
+}
+
+/// Tests write raw records, and check the seam's rules, through the built-in
+/// backends' table transactions (``TransactionalTable``, not part of the seam).
+extension StorageTable {
+    /// This table as one with transactions; throws for one without (the dictionary backend's).
+    func transactional() throws -> any TransactionalTable {
+        guard let table = self as? any TransactionalTable else {
+            throw CabinetError.tablesWithoutTransactions(RecordLocation(file: path))
+        }
+        return table
+    }
+
+    func beginTransaction() throws { try transactional().beginTransaction() }
+    func commitTransaction() throws { try transactional().commitTransaction() }
+    func abortTransaction() throws { try transactional().abortTransaction() }
+    /// `body` in one transaction of a table that has them; on one without
+    /// (the dictionary backend's), `body` alone: its writes land as they are made.
+    func transaction<R>(_ body: () throws -> R) throws -> R {
+        guard let table = self as? any TransactionalTable else { return try body() }
+        return try table.transaction(body)
+    }
 }
 
 /// A real backend with a counter on every read, so tests can prove what was not read.

@@ -161,9 +161,6 @@ class RecordingTable: StorageTable {
 
     func reserveCapacity(_ records: Int) throws { try base.reserveCapacity(records) }
     func compact() throws { try base.compact() }
-    func beginTransaction() throws { try base.beginTransaction() }
-    func commitTransaction() throws { try base.commitTransaction() }
-    func abortTransaction() throws { try base.abortTransaction() }
 }
 
 /// ``RecordingTable`` for an ordered table (an index file): a range scan adds

@@ -161,22 +161,6 @@ class StagedTable: StorageTable {
         }
     }
 
-    // A group's staging takes a save's batch whole (``presence(of:)``, then
-    // ``stage(_:presence:)``), so it needs no transactions of its own; one
-    // begun on it with staged writes after would have nothing to roll back to.
-    func beginTransaction() throws {
-        if staging.isDirect { try base.beginTransaction() }
-    }
-
-    func commitTransaction() throws {
-        if staging.isDirect { try base.commitTransaction() }
-    }
-
-    func abortTransaction() throws {
-        precondition(staging.isDirect, "Cabinet: a staged table has no transaction to roll back; a save's batch is staged whole")
-        try base.abortTransaction()
-    }
-
     // MARK: Staging
 
     private func stage(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws {

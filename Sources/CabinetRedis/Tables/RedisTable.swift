@@ -7,7 +7,7 @@ import CabinetStorage
 /// them, and the backend's commit sends those of every table that has one
 /// in one `MULTI`/`EXEC` (`GroupCommittingTable`): a save across several
 /// classes is all or nothing on the server, with no journal.
-class RedisTable: StorageTable, GroupCommittingTable {
+class RedisTable: GroupCommittingTable {
     let session: RedisSession
     let name: String
     let path: String
@@ -319,11 +319,11 @@ class RedisTable: StorageTable, GroupCommittingTable {
 
     // MARK: GroupCommittingTable
 
-    func canCommitTogether(with other: any StorageTable) -> Bool {
+    func canCommitTogether(with other: any TransactionalTable) -> Bool {
         (other as? RedisTable)?.session === session
     }
 
-    func commitTogether(_ tables: [any StorageTable]) throws {
+    func commitTogether(_ tables: [any TransactionalTable]) throws {
         let redisTables = tables.map { $0 as! RedisTable }   // canCommitTogether(with:) said they all are
         for table in redisTables { try table.checkOpen() }   // a closed table's changes are not dropped silently
         try session.commit(redisTables.filter(\.inTransaction))

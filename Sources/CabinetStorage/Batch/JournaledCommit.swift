@@ -177,8 +177,8 @@ package final class JournaledCommit: Sendable {
     /// how many tables had committed before it.
     private func applyInTransactions(to backend: any StorageBackend,
                                      _ records: (_ table: (String) throws -> any StorageTable) throws -> Void) throws {
-        var tables: [String: any StorageTable] = [:]
-        var begun: [any StorageTable] = []
+        var tables: [String: any TransactionalTable] = [:]
+        var begun: [any TransactionalTable] = []
         var committed = 0
         var committing = false
         var catalog: StoreCatalog??
@@ -195,7 +195,9 @@ package final class JournaledCommit: Sendable {
                         throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name), className: name), classID: listed)
                     }
                 }
-                let table = try backend.openTable(named: name)
+                guard let table = try backend.openTable(named: name) as? any TransactionalTable else {
+                    throw CabinetError.tablesWithoutTransactions(RecordLocation(file: backend.location(ofTable: name)))
+                }
                 try table.beginTransaction()
                 begun.append(table)
                 tables[name] = table

@@ -245,10 +245,17 @@ extension CabinetError {
 }
 
 extension CabinetError {
-    /// What ``StorageTable/beginTransaction()`` throws while a transaction of the
+    /// What ``TransactionalTable/beginTransaction()`` throws while a transaction of the
     /// table at `path` is open: the open one stays as it was.
     package static func transactionAlreadyOpen(path: String) -> CabinetError {
         .backendFailure(RecordLocation(file: path), operation: "begin a transaction", code: 0,
                         message: "a transaction of this table is already open; commit or abort it first")
+    }
+
+    /// What ``JournaledCommit`` throws for a backend whose tables have no
+    /// transactions of their own (a wrapper that forgot to forward them).
+    package static func tablesWithoutTransactions(_ location: RecordLocation) -> CabinetError {
+        .backendFailure(location, operation: "commit a batch", code: 0,
+                        message: "JournaledCommit commits through tables with transactions of their own, and this backend's tables have none: its commit(_:) must apply a batch itself")
     }
 }

@@ -128,7 +128,7 @@ public final class MemoryBackend: StorageBackend, StoreServices {
 
 /// One in-memory table; transactions keep the values they replace so abort can put them back.
 /// ``MemoryOrderedTable`` keeps its keys in order besides.
-class MemoryTable: StorageTable {
+class MemoryTable: TransactionalTable {
     let path: String
     fileprivate(set) var values: [[UInt8]: [UInt8]] = [:]
     private var inTransaction = false

@@ -46,7 +46,6 @@
 /// - ``ConcurrentReadingBackend``: its tables may be read from several threads
 ///   at once. Without it a writable `StorePool` runs its read blocks one at a
 ///   time (a read-only one always does): conform if the reads allow it.
-/// - ``GroupCommittingTable`` (its tables): several tables' transactions commit as one.
 /// - ``OtherWritersBackend``: other processes write the store at the same time.
 /// - ``CommitWatchingBackend``: a read-only open learns of another process's commits.
 public protocol StorageBackend: AnyObject {
@@ -219,9 +218,9 @@ extension StorageBackend {
 
     /// Copies `source`'s tables record by record, its catalog and `formatMarker`
     /// into this backend, which should be new and empty: the marker first, then
-    /// the tables (one transaction each), and the catalog last, after the tables
-    /// it lists, as a store writes them. Not all-or-nothing by itself: callers
-    /// copy into a store that is not yet in place (see ``replaceContents(with:formatMarker:)``).
+    /// the tables (in batches, ``writeRecords(toTable:_:)``), and the catalog last,
+    /// after the tables it lists, as a store writes them. Not all-or-nothing by
+    /// itself: callers copy into a store that is not yet in place (see ``replaceContents(with:formatMarker:)``).
     package func copyContents(of source: any StorageBackend, formatMarker: String, progress: StoreProgress.Handler? = nil) throws {
         try services.writeFormatMarker(formatMarker)
         let names = try source.tableNames()
@@ -232,9 +231,9 @@ extension StorageBackend {
             // An ordered table stays ordered: the copy is made the same kind before any record goes in.
             let to: any StorageTable = from is any OrderedStorageTable ? try openOrderedTable(named: name) : try openTable(named: name)
             try to.reserveCapacity(from.recordCount)
-            try to.transaction {
+            try writeRecords(toTable: name) { put in
                 try from.forEach { key, value in
-                    try to.setValue(value, forKey: key)
+                    try put(key, value)
                     counter.advance()
                     return true
                 }
@@ -243,5 +242,32 @@ extension StorageBackend {
         }
         counter.finish()
         if let catalog = try source.services.readCatalog() { try services.writeCatalog(catalog) }
+    }
+
+    /// Writes the records `produce` puts into table `name`, through batches
+    /// committed as they fill (``commit(_:)``), so a copy of a table of any size
+    /// holds a bounded part of it in memory. Not all-or-nothing: for copies
+    /// into a store that is not in place yet. The table is made a plain one if
+    /// it does not exist; open an ordered one first.
+    ///
+    /// ```swift
+    /// try backend.writeRecords(toTable: "Song") { put in
+    ///     try source.forEach { key, value in try put(key, value); return true }
+    /// }
+    /// ```
+    package func writeRecords(toTable name: String,
+                              _ produce: (_ put: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        var changes = TableChanges(indexed: false)   // each key once: a log, no lookups
+        func commitChanges() throws {
+            var batch = WriteBatch()
+            batch.add(changes, toTable: name)
+            try commit(batch)
+            changes = TableChanges(indexed: false)
+        }
+        try produce { key, value in
+            _ = changes.set(key, to: value)
+            if changes.byteCount >= StorageLimits.copyBatchBytes { try commitChanges() }
+        }
+        if !changes.isEmpty { try commitChanges() }
     }
 }

@@ -16,11 +16,12 @@
 ///     func reserveCapacity(_ records: Int) throws {}   // nothing to prepare
 ///     func compact() throws {}                         // no free space to give back
 ///     func forEach(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { ... }
-///     func beginTransaction() throws { ... }
-///     func commitTransaction() throws { ... }
-///     func abortTransaction() throws { ... }
 /// }
 /// ```
+/// A table needs no transactions: every write a store makes reaches the
+/// backend as one ``WriteBatch`` (``StorageBackend/commit(_:)``), which the
+/// backend makes all or nothing however it can. The writes above serve that
+/// commit and a store's copy (``StorageBackend/replaceContents(with:formatMarker:)``).
 /// A failure throws a ``CabinetError`` naming ``path``: damage as
 /// ``CabinetError/malformedRecord(_:reason:)``, a failure of the medium as
 /// ``CabinetError/backendFailure(_:operation:underlying:)`` in the backend's
@@ -124,22 +125,6 @@ public protocol StorageTable: AnyObject {
     /// against a cursor the server walks); `false` by default (a file is read
     /// fastest in its own order).
     var prefersRowReads: Bool { get }
-
-    /// Starts a transaction: changes until ``commitTransaction()`` become visible
-    /// together, or not at all after ``abortTransaction()`` or a crash, whenever
-    /// the process dies (the next open rolls back what a killed writer left).
-    /// One transaction at a time per table: while one is open, a second call
-    /// throws ``CabinetError/backendFailure(_:operation:code:message:)`` ("begin
-    /// a transaction") and leaves the open one as it was. A read-only table throws
-    /// ``CabinetError/readOnly(path:reason:)``.
-    func beginTransaction() throws
-    /// Makes the transaction's changes permanent. If it throws, none of them
-    /// were made: the table has rolled the transaction back, and the next
-    /// ``beginTransaction()`` starts afresh.
-    func commitTransaction() throws
-    /// Discards the transaction's changes. If it throws, the table still ends
-    /// up without them (at the latest at its next open).
-    func abortTransaction() throws
 }
 
 extension StorageTable {
@@ -199,66 +184,6 @@ extension StorageTable {
     package func apply(_ value: UnsafeRawBufferPointer?, forKey key: UnsafeRawBufferPointer) throws {
         if let value { try setValue(value, forKey: key) } else { try removeValue(forKey: key) }
     }
-
-    /// Runs `body` in one transaction: committed if it returns, aborted if it throws.
-    package func transaction<R>(_ body: () throws -> R) throws -> R {
-        try beginTransaction()
-        do {
-            let result = try body()
-            try commitTransaction()
-            return result
-        } catch {
-            try? abortTransaction()
-            throw error
-        }
-    }
-}
-
-/// Commits the transactions of `tables` in order, the last step of a save that
-/// changes several tables. If one commit fails, that table has rolled itself
-/// back: the ones after it are aborted, `partial` learns how many committed
-/// before it (their changes stay), and the error is thrown.
-///
-/// Tables whose backend commits several transactions as one (``GroupCommittingTable``:
-/// Redis's `MULTI`/`EXEC`) commit together instead: all of them or none.
-package func commitTransactions(of tables: [any StorageTable], partial: (_ committed: Int) -> Void = { _ in }) throws {
-    if tables.count > 1, let first = tables.first as? any GroupCommittingTable,
-       tables.dropFirst().allSatisfy({ first.canCommitTogether(with: $0) }) {
-        return try first.commitTogether(tables)
-    }
-    var committed = 0
-    do {
-        for table in tables {
-            try table.commitTransaction()
-            committed += 1
-        }
-    } catch {
-        for table in tables[(committed + 1)...] { try? table.abortTransaction() }
-        partial(committed)
-        throw error
-    }
-}
-
-/// A table whose backend can commit the open transactions of several of its
-/// tables as one, all or nothing (a Redis store's `MULTI`/`EXEC`), so that a
-/// save across several tables needs no journal (``StoreServices/needsJournal``
-/// is `false`). A save commits its tables through it when they all say
-/// ``canCommitTogether(with:)``:
-/// ```swift
-/// if let first = tables.first as? any GroupCommittingTable,
-///    tables.allSatisfy({ first.canCommitTogether(with: $0) }) {
-///     try first.commitTogether(tables)          // every transaction, or none
-/// }
-/// ```
-public protocol GroupCommittingTable: StorageTable {
-    /// Whether `other` is a table this one can commit together with (the same store's).
-    func canCommitTogether(with other: any StorageTable) -> Bool
-
-    /// Commits the open transactions of `tables` (this one among them, all of
-    /// them accepted by ``canCommitTogether(with:)``) as one. If it throws,
-    /// none of them was committed and every one has rolled back, as
-    /// ``StorageTable/commitTransaction()`` does for one table.
-    func commitTogether(_ tables: [any StorageTable]) throws
 }
 
 /// Runs `body` with a record's key and value (`nil`: removed) as raw bytes, as

@@ -6,16 +6,14 @@ import Foundation
 // contract is enough for. Shared with the macro's package (Model/Tests links it).
 
 /// One table's records, shared by every open of a ``DictionaryBackend/Contents``:
-/// a dictionary of key bytes to value bytes, with the values a transaction
-/// replaced kept aside so that aborting it puts them back.
+/// a dictionary of key bytes to value bytes. No transactions: the backend
+/// applies a batch in one call that cannot stop half way.
 final class DictionaryRecords {
     private(set) var values: [[UInt8]: [UInt8]] = [:]
     /// Whether scans go in key order (an ``OrderedStorageTable``).
     let isOrdered: Bool
     /// The bytes of every key and value, kept as they change: `byteCount` asks often.
     private(set) var byteCount = 0
-    /// What each key held before the open transaction first changed it (`nil`: nothing); `nil` outside one.
-    private var replaced: [[UInt8]: [UInt8]?]?
     /// The keys in order, made when an ordered scan needs them and dropped when
     /// a key comes or goes. Behind `sortedKeysLock`: scans run on several threads
     /// at once (``DictionaryBackend/allowsConcurrentReads``), and the first one makes them.
@@ -28,15 +26,12 @@ final class DictionaryRecords {
         isOrdered = ordered
     }
 
-    var inTransaction: Bool { replaced != nil }
-
     func value(_ key: [UInt8]) -> [UInt8]? { values[key] }
 
     /// Stores `value` under `key` (`nil`: removes it); returns what was there.
     @discardableResult
     func set(_ key: [UInt8], _ value: [UInt8]?) -> [UInt8]? {
         let old = value.map { values.updateValue($0, forKey: key) } ?? values.removeValue(forKey: key)
-        if replaced != nil, replaced![key] == nil { replaced![key] = .some(old) }
         if (old == nil) != (value == nil) { sortedKeysLock.withLock { sortedKeys = nil } }
         byteCount += (value.map { key.count + $0.count } ?? 0) - (old.map { key.count + $0.count } ?? 0)
         return old
@@ -46,20 +41,9 @@ final class DictionaryRecords {
         values = [:]
         sortedKeysLock.withLock { sortedKeys = nil }
         byteCount = 0
-        replaced = nil
     }
 
     func reserveCapacity(_ count: Int) { values.reserveCapacity(count) }
-
-    func begin() { replaced = [:] }
-
-    func commit() { replaced = nil }
-
-    func abort() {
-        guard let replaced else { return }
-        self.replaced = nil
-        for (key, old) in replaced { set(key, old) }
-    }
 
     /// The keys in the order the documentation gives (bytes compared unsigned,
     /// a prefix first: what `lexicographicallyPrecedes` does for `UInt8`).
@@ -161,17 +145,4 @@ final class DictionaryTable: OrderedStorageTable {
     var isDamaged: Bool { false }
 
     func removeAll() throws { try open().removeAll() }
-
-    func beginTransaction() throws {
-        let records = try open()
-        if records.inTransaction {
-            throw CabinetError.backendFailure(RecordLocation(file: path), operation: "begin a transaction",
-                                              code: 0, message: "a transaction is already open")
-        }
-        records.begin()
-    }
-
-    func commitTransaction() throws { try open().commit() }
-
-    func abortTransaction() throws { records.abort() }
 }

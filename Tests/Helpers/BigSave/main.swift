@@ -19,7 +19,11 @@ do {
     var options = RedisBackend.Options()
     options.stagingThreshold = 100
     let backend = try RedisBackend(url: arguments[1], store: arguments[2], options: options)
-    let table = try backend.openTable(named: arguments[3])
+    // The table's own transaction (what a backend commit uses), so that the staging runs while the rows are put.
+    guard let table = try backend.openTable(named: arguments[3]) as? any TransactionalTable else {
+        FileHandle.standardError.write(Data("cabinet-test-big-save: a Redis table has transactions\n".utf8))
+        exit(1)
+    }
     try table.beginTransaction()
     for row in 0..<count {
         let value = Array("\(arguments[3])-\(row)".utf8)

@@ -19,9 +19,9 @@ final class PausingBackend: StorageBackend {
     var services: any StoreServices { inner.services }
     func openTable(named name: String) throws -> any StorageTable {
         let table = try inner.openTable(named: name)
-        guard name == "Left" else { return table }
+        guard name == "Left", let transactional = table as? any TransactionalTable else { return table }
         if let left, left.inner === table { return left }
-        let wrapped = PausingTable(table)
+        let wrapped = PausingTable(transactional)
         left = wrapped
         return wrapped
     }
@@ -45,9 +45,9 @@ final class PausingBackend: StorageBackend {
 }
 
 /// `Left`'s table, pausing at the write ``PausingBackend/pauseNextWrite`` asks for.
-final class PausingTable: StorageTable {
-    let inner: any StorageTable
-    init(_ inner: any StorageTable) { self.inner = inner }
+final class PausingTable: TransactionalTable {
+    let inner: any TransactionalTable
+    init(_ inner: any TransactionalTable) { self.inner = inner }
     var path: String { inner.path }
     var recordCount: Int { get throws { try inner.recordCount } }
     var byteCount: UInt64 { get throws { try inner.byteCount } }

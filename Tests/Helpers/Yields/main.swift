@@ -15,13 +15,11 @@ do {
     let backend = try TokyoCabinetBackend(directory: CommandLine.arguments[1])
     defer { withExtendedLifetime(backend) {} }   // its tables close with it
     let table = try backend.openTable(named: "Song")
-    try table.beginTransaction()
+    var batch = WriteBatch()   // committed in one Tokyo Cabinet transaction
     for row in UInt32(2)..<1_002 {
-        try withUnsafeBytes(of: row.littleEndian) { key in
-            try [UInt8](repeating: 7, count: 40).withUnsafeBytes { try table.setValue($0, forKey: key) }
-        }
+        batch.set([UInt8](repeating: 7, count: 40), forKey: withUnsafeBytes(of: row.littleEndian, Array.init), inTable: "Song")
     }
-    try table.commitTransaction()
+    try backend.commit(batch)
     let skipped = TokyoCabinetYields.importIsSkipped("sched_yield").map { $0 ? "skipped" : "bound" } ?? "none"
     print("\(TokyoCabinetYields.skip()) | slot \(skipped) | \(try table.recordCount) records")
 } catch {

@@ -68,14 +68,14 @@ extension TokyoCabinetBackend {
                     let table = try target.openTable(named: name)
                     try table.reserveCapacity(survey.count)
                     var keys = Set<[UInt8]>()
-                    try table.transaction {
+                    try target.writeRecords(toTable: name) { put in
                         try reader.forEachRecord(in: survey) { key, value in
                             counter.advance()
                             guard keys.insert(Array(key)).inserted else {
                                 let duplicate = TokyoCabinetHashFileReader.Damage(offset: 0, key: Array(key), reason: "a second record with the same key (the first one read is imported)")
                                 return report.problems.append(problem(duplicate, table: name, file: reader.path))
                             }
-                            try table.setValue(value, forKey: key)
+                            try put(key, value)
                         }
                     }
                     report.tables.append(.init(name: name, records: keys.count, byteOrder: reader.header.byteOrder))

@@ -15,7 +15,7 @@ import Foundation
 /// A reader in another process (``TokyoCabinetBackend/Options/readOnly``) reopens
 /// its handle at every refresh: the tree caches pages, which a writer may have
 /// rewritten in place without changing any count a stamp could compare.
-final class TokyoCabinetOrderedTable: OrderedStorageTable, TokyoCabinetFile {
+final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, TokyoCabinetFile {
     let path: String
     let directory: String
     let name: String

@@ -31,7 +31,7 @@ private final class Scan {
 /// Cabinet's write-ahead log, whatever the failed transaction had written, and
 /// a later save can try again. If the reopen itself fails, the next operation
 /// tries once more.
-final class TokyoCabinetTable: StorageTable {
+final class TokyoCabinetTable: TransactionalTable {
     let path: String
     /// The store directory and the table's name in it.
     let directory: String
