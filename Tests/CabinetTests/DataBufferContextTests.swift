@@ -137,8 +137,16 @@ private func requireSendable<T: Sendable>(_: T.Type) {}
             return location.file.hasSuffix("[Stray]") && target == "Node"
         }
         #expect(error != nil)
+        let copy = buffer
         buffer.removeAll()
         try store.setNamedBuffer(buffer, forName: "Stray")
+        #expect(copy.firstUninsertedReference == "Node", "emptying a buffer leaves its copies' notes as they were")
+        #expect(throws: CabinetError.self) { try store.setNamedBuffer(copy, forName: "Stray") }
+        // A buffer the store made to be read notes one too.
+        try store.save()
+        var read = try #require(try store.namedBuffer(forName: "Stray"))
+        read.writeReference(Song())
+        #expect(throws: CabinetError.self) { try store.setNamedBuffer(read, forName: "Stray") }
         store.close()
     }
 }

@@ -20,14 +20,15 @@ extension DataBuffer {
     public mutating func writeList<Element>(_ list: StoredList<Element>) {
         if let failure = list.failure { noteListFailure(failure) }
         // An undo snapshot keeps the tree itself: it reads and copies no element.
-        if let undoLists = context?.undoLists {
+        if let undoLists = encoder?.undoLists {
             writeUInt32(ListRecords.undoTreeMarker)
             writeUInt32(UInt32(undoLists.take(list.root, source: list.source)))
             writeUInt32(UInt32(list.count))
             return
         }
-        context?.listCollector?.sawList = true
-        if let collector = context?.listCollector, list.count > StoredList<Element>.inlineLimit,
+        let collector = encoder?.collector
+        collector?.sawList = true
+        if let collector, list.count > StoredList<Element>.inlineLimit,
            let slot = collector.take(list.root!, source: list.source) {
             writeUInt32(ListRecords.outOfLineMarker)
             writeUInt8(slot)
@@ -35,7 +36,7 @@ extension DataBuffer {
             return
         }
         // A save keeps this list in its record: no stored tree is its base any more (see ListNode.base).
-        if context?.listCollector != nil { list.root?.base = nil }
+        if collector != nil { list.root?.base = nil }
         writeUInt32(UInt32(list.count))
         do {
             try list.forEachLeaf { leaf in
@@ -48,7 +49,7 @@ extension DataBuffer {
             }
         } catch {
             list.fail(error)
-            noteListFailure(list.failure ?? .malformedRecord(location, reason: "\(error)"))
+            noteListFailure(list.failure ?? .malformedRecord(encoder?.location ?? location, reason: "\(error)"))
         }
     }
 
@@ -76,29 +77,13 @@ extension DataBuffer {
         if marker == ListRecords.outOfLineMarker {
             let slot = try readUInt8()
             let count = Int(try readUInt32())
-            guard let owner = context?.ownerClassID, let row = context?.location.rowID, let store = entry.store else {
+            guard let owner = context?.ownerClassID, let row = context?.location.rowID else {
                 readerIndex = start
                 throw malformed("an out-of-line list outside a class's record")
             }
             let scope = ListScope(classID: owner, row: row, slot: slot)
             let source = ListSource(resolver: resolver, elementClassID: entry.metadata.classID, scope: scope, location: location)
-            // Saved by an earlier block of the pool's commit group, not written yet: that list, from memory.
-            if let kept = store.pendingListRoot(scope) {
-                guard kept.count == count else {
-                    throw source.damaged("the record counts \(count) elements, the list its commit group keeps \(kept.count)")
-                }
-                return StoredList(root: kept, source: source)
-            }
-            let root = try store.readListRoot(scope, owner: location)
-            guard root.count == count else {
-                throw source.damaged("the record counts \(count) elements, the list's root \(root.count)")
-            }
-            let node = try source.loadNode(root.root)
-            guard node.count == count else {
-                throw source.damaged("the root node holds \(node.count) elements, the list's root counts \(count)")
-            }
-            node.base = ListNodeStorage(scope: scope, id: root.root)
-            return StoredList(root: node, source: source)
+            return StoredList(root: try source.loadRoot(count: count), source: source)
         }
         readerIndex = start
         let count = try readListCount(bytesPerElement: 4)
@@ -134,51 +119,5 @@ extension DataBuffer {
         }
         tree.root?.base = nil
         return StoredList(root: tree.root, source: tree.source)
-    }
-}
-
-/// What a save's record buffer collects from `writeList`: the lists of the
-/// record being encoded that go out of line, each with its slot. The store
-/// writes their nodes right after the record (``ObjectStore/writeLists``).
-///
-/// `@unchecked Sendable` only so that ``RecordContext`` stays `Sendable`: a
-/// collector is set on the save's own buffer, which never leaves the save.
-final class ListCollector: @unchecked Sendable {
-    struct Collected {
-        let slot: UInt8
-        let root: ListNode
-        let source: ListSource?
-        /// The block's own root, where ``resolved(classID:row:owner:)`` made a
-        /// copy: the commit that writes the copy gives it its new base too, so
-        /// that the block's list, saved again after a commit inside the block,
-        /// is not taken for a stale copy. Weak: a kept list holds no object of a finished block.
-        weak var origin: ListNode?
-
-        /// This list as a pool keeps it for its group's commit (``PendingLists``):
-        /// whole in memory if it comes from another list's nodes (which the
-        /// commit may no longer reach through this block), with row IDs for objects.
-        func resolved(classID: UInt8, row: UInt32, owner: RecordLocation) throws -> Collected {
-            let scope = ListScope(classID: classID, row: row, slot: slot)
-            if source?.scope != scope { try root.loadSubtree(source: source) }
-            let resolved = try root.resolved(in: scope, owner: owner)
-            return Collected(slot: slot, root: resolved, source: source, origin: resolved === root ? nil : root)
-        }
-    }
-
-    private(set) var lists: [Collected] = []
-    /// Whether `writeList` was called at all (see ``ObjectStore/writesLists(_:)``).
-    var sawList = false
-
-    /// Takes a list for the next free slot; `nil` once every slot is taken (the list then stays inline).
-    func take(_ root: ListNode, source: ListSource?) -> UInt8? {
-        guard lists.count < Int(ListScope.slots) else { return nil }
-        let slot = UInt8(lists.count)
-        lists.append(Collected(slot: slot, root: root, source: source))
-        return slot
-    }
-
-    /// Forgets the lists of the previous record.
-    func reset() {
-        lists.removeAll(keepingCapacity: true)
     }
 }

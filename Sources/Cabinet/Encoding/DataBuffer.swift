@@ -65,8 +65,11 @@ public struct DataBuffer: Sendable {
     /// oldest (BNRPersistence wrote 0 for classes that never set a version).
     public internal(set) var version: UInt8 = 0
 
-    /// The store's view of the bytes, if a store made the buffer (see ``RecordContext``).
+    /// The store's view of the bytes, if a store made the buffer to be read (see ``RecordContext``).
     var context: RecordContext?
+    /// The save-time state of the loop encoding into the buffer, or the buffer's
+    /// own note of an uninserted reference (see ``RecordEncoder``); `nil` otherwise.
+    var encoder: RecordEncoder?
 
     /// An empty buffer.
     public init() {}
@@ -108,8 +111,7 @@ public struct DataBuffer: Sendable {
     public mutating func removeAll() {
         writerIndex = 0
         readerIndex = 0
-        context?.firstUninsertedReference = nil
-        context?.listFailure = nil
+        if _slowPath(encoder != nil) { removeNotes() }
     }
 
     /// Moves the read cursor back to the start.

@@ -1,12 +1,13 @@
-/// What a ``DataBuffer`` knows beyond its bytes: the store its references
-/// resolve in, the record it holds (for errors), and the note a write leaves
-/// about a reference to an object that was never inserted.
+/// What a ``DataBuffer`` knows beyond its bytes when a store made it to be
+/// read: the store its references resolve in and the record it holds (for
+/// errors). Only what reading needs: what a save needs while writing lives in
+/// the ``RecordEncoder`` of the loop that encodes.
 ///
 /// A buffer has at most one, and only when a store made it (a buffer handed to
-/// `read(from:)`, a named buffer) or a write noted an uninserted reference; a
-/// buffer made by `DataBuffer()` or `DataBuffer(bytes:)` has none. It is a
-/// value of plain data plus the store's ``ReferenceResolver``, so copies of a
-/// buffer are independent and it is `Sendable` (the resolver fences its own use).
+/// `read(from:)`, a named buffer); a buffer made by `DataBuffer()` or
+/// `DataBuffer(bytes:)` has none. It is a value of plain data plus the store's
+/// ``ReferenceResolver``, so copies of a buffer are independent and it is
+/// `Sendable` (the resolver fences its own use).
 struct RecordContext: Sendable {
     /// Turns row IDs into objects of the store; `nil` if the buffer belongs to no store.
     var resolver: ReferenceResolver?
@@ -20,18 +21,9 @@ struct RecordContext: Sendable {
     /// The class ID of the record's class: with the row, the scope of the
     /// record's out-of-line lists (`StoredList`).
     var ownerClassID: UInt8?
-    /// The class of the first object written as a reference before it was
-    /// inserted; the save throws ``CabinetError/referenceToUninsertedObject(_:targetClass:)`` for it.
-    var firstUninsertedReference: String?
-    /// Set only in the buffer a save encodes records into: where `writeList`
-    /// leaves a long list to be written out of line (see ``ListCollector``).
-    var listCollector: ListCollector?
-    /// Set only in the buffer an undo snapshot is written into or read back
-    /// from: where `writeList` keeps each list's tree, and `readList` takes it back.
+    /// Set only in the buffer an undo snapshot is read back from: the lists
+    /// its bytes name by their place, kept as their trees (``UndoListTrees``).
     var undoLists: UndoListTrees?
-    /// The first error a written list carried (a part of it could not be
-    /// loaded); the save throws it instead of writing the record.
-    var listFailure: CabinetError?
 
     init(resolver: ReferenceResolver? = nil, location: RecordLocation, entryID: ObjectIdentifier? = nil) {
         self.resolver = resolver
@@ -60,30 +52,5 @@ extension DataBuffer {
     /// The location named in errors thrown while reading.
     var location: RecordLocation {
         context?.location ?? RecordLocation(file: RecordContext.unknownFile)
-    }
-
-    /// The class of the first object written as a reference before it was inserted.
-    var firstUninsertedReference: String? {
-        context?.firstUninsertedReference
-    }
-
-    /// The first error a written list carried (see ``RecordContext/listFailure``).
-    var listFailure: CabinetError? {
-        context?.listFailure
-    }
-
-    /// Notes the first error of a list written into the buffer.
-    mutating func noteListFailure(_ error: CabinetError) {
-        if context == nil { context = RecordContext(location: RecordLocation(file: RecordContext.unknownFile)) }
-        if context!.listFailure == nil { context!.listFailure = error }
-    }
-
-    /// Notes `object` if it is the first uninserted one written as a reference.
-    @inline(never)
-    mutating func noteUninserted(_ object: StoredObject) {
-        if context == nil { context = RecordContext(location: RecordLocation(file: RecordContext.unknownFile)) }
-        if context!.firstUninsertedReference == nil {
-            context!.firstUninsertedReference = String(describing: type(of: object))
-        }
     }
 }

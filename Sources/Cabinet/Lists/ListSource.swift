@@ -63,11 +63,43 @@ final class ListSource {
     func loadNode(_ id: ListNodeID) throws -> ListNode {
         let entered = try resolver.enter()
         defer { resolver.leave(entered) }
+        let (store, scope) = try storeAndScope()
+        return try store.readListNode(ListNodeStorage(scope: scope, id: id), owner: location)
+    }
+
+    /// The root node of this list, whose owner's record counts `count` elements:
+    /// the list an earlier block of the pool's commit group saved and kept in
+    /// memory, if one did (``PendingLists``), otherwise the stored root's node.
+    /// A record reading its list asks here, so the encoding layer never reaches the store or the pool.
+    func loadRoot(count: Int) throws -> ListNode {
+        let entered = try resolver.enter()
+        defer { resolver.leave(entered) }
+        let (store, scope) = try storeAndScope()
+        if let kept = store.pendingListRoot(scope) {
+            guard kept.count == count else {
+                throw damaged("the record counts \(count) elements, the list its commit group keeps \(kept.count)")
+            }
+            return kept
+        }
+        let root = try store.readListRoot(scope, owner: location)
+        guard root.count == count else {
+            throw damaged("the record counts \(count) elements, the list's root \(root.count)")
+        }
+        let node = try store.readListNode(ListNodeStorage(scope: scope, id: root.root), owner: location)
+        guard node.count == count else {
+            throw damaged("the root node holds \(node.count) elements, the list's root counts \(count)")
+        }
+        node.base = ListNodeStorage(scope: scope, id: root.root)
+        return node
+    }
+
+    /// The store the nodes come from, and the list's scope; throws for a list kept in its record.
+    private func storeAndScope() throws -> (ObjectStore, ListScope) {
         guard let scope else { throw damaged("a list kept in its record refers to a node") }
         guard let store = resolver.entry(classID: elementClassID)?.store else {
             throw CabinetError.storeClosed(path: location.file)
         }
-        return try store.readListNode(ListNodeStorage(scope: scope, id: id), owner: location)
+        return (store, scope)
     }
 
     /// The error for a node that does not fit the tree it is in.

@@ -60,8 +60,7 @@ extension ObjectStore {
     static func probeWrite(_ type: StoredObject.Type) -> (writesLists: Bool, bytes: Int) {
         var probe = DataBuffer()
         let collector = ListCollector()
-        probe.context = RecordContext(location: RecordLocation(file: RecordContext.unknownFile))
-        probe.context!.listCollector = collector
+        probe.encoder = RecordEncoder(location: RecordLocation(file: RecordContext.unknownFile), collector: collector)
         type.init().write(to: &probe)
         return (collector.sawList, probe.count)
     }

@@ -86,6 +86,8 @@ extension ObjectStore {
     private func batch(of entries: [ClassEntry], lists: ListWriter?) throws -> WriteBatch {
         var batch = WriteBatch()
         let listsTable = lists == nil ? nil : batch.table(named: ObjectStore.listsTableName)
+        // The save's state while encoding (lists collected, notes), one for every class.
+        let encoder = RecordEncoder(location: RecordLocation(file: path))
         for entry in entries {
             // The class's rows apart, each once, in a local the list sink (which escapes) does not capture.
             var records = TableChanges(indexed: false)
@@ -94,7 +96,7 @@ extension ObjectStore {
             // index whose commit fails after the records' is rebuilt from them (the kill-point harness's save-indexed).
             _ = batch.table(named: entry.name)
             let indexTable = entry.indexes.map { batch.table(named: $0.tableName) }
-            try write(entry, lists: lists, records: { rowID, value, isNew in
+            try write(entry, lists: lists, encoder: encoder, records: { rowID, value, isNew in
                 withUnsafeBytes(of: rowID.littleEndian) { _ = records.set($0, to: value, isNew: isNew) }
             }, listRecords: { key, value in
                 guard let listsTable else { return }
@@ -166,7 +168,7 @@ extension ObjectStore {
 
     /// Hands one class's pending changes to `sink`: each record to write, or `nil`
     /// to delete it; and the changes to its out-of-line lists to `listRecords`.
-    private func write(_ entry: ClassEntry, lists: ListWriter?, records sink: (_ row: UInt32, _ record: UnsafeRawBufferPointer?, _ isNew: Bool) throws -> Void,
+    private func write(_ entry: ClassEntry, lists: ListWriter?, encoder: RecordEncoder, records sink: (_ row: UInt32, _ record: UnsafeRawBufferPointer?, _ isNew: Bool) throws -> Void,
                        listRecords: @escaping ListWriter.Sink, indexRecords: ClassIndexes.Sink) throws {
         // One local buffer for the whole class: no copy of the store's buffer per record.
         var buffer = writeBuffer
@@ -174,9 +176,10 @@ extension ObjectStore {
         defer { writeBuffer = buffer }
         // Long lists of the records go out of line only where the save writes them too.
         let collector = lists != nil && entry.writesLists ? ListCollector() : nil
-        if collector != nil && buffer.context == nil { buffer.context = RecordContext(location: entry.location()) }
-        buffer.context?.listCollector = collector
-        defer { buffer.context?.listCollector = nil }
+        encoder.collector = collector
+        encoder.location = entry.location()
+        buffer.encoder = encoder
+        defer { buffer.encoder = nil }
         let pendingLists = context?.pendingLists
         func writeLists(of object: StoredObject, isNew: Bool) throws {
             guard let collector, let lists else { return }
@@ -207,7 +210,7 @@ extension ObjectStore {
                 throw CabinetError.malformedMetadata(entry.location(row: ClassMetadata.rowID),
                                                      reason: "row \(object.rowID), handed out to a new object, already holds one: the last row ID is damaged; nothing was written. `cabinet verify` lists the rows beyond it")
             }
-            try encode(object, entry: entry, into: &buffer, version: version)
+            try encode(object, entry: entry, into: &buffer, with: encoder, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0, true) }
             try writeLists(of: object, isNew: true)
             try writeIndexes(of: object, record: buffer, isNew: true)
@@ -216,7 +219,7 @@ extension ObjectStore {
             if object.contentLoadFailed {
                 throw CabinetError.unloadedObjectModified(entry.location(row: object.rowID))
             }
-            try encode(object, entry: entry, into: &buffer, version: version)
+            try encode(object, entry: entry, into: &buffer, with: encoder, version: version)
             try buffer.withUnsafeBytes { try sink(object.rowID, $0, false) }
             try writeLists(of: object, isNew: false)
             try writeIndexes(of: object, record: buffer, isNew: false)
@@ -235,31 +238,21 @@ extension ObjectStore {
         }
     }
 
-    /// A record as it goes to disk: version byte (if versioned), content, trailer (if checksummed).
+    /// A record as it goes to disk: version byte (if versioned), content, trailer
+    /// (if checksummed). `buffer` points to `encoder`, which has no note (a note throws).
     @inline(__always)
-    func encode(_ object: StoredObject, entry: ClassEntry, into buffer: inout DataBuffer, version: UInt8?) throws {
-        // A buffer without a context (most classes) is tested once, not once per field.
-        if _slowPath(buffer.context != nil) {
-            buffer.removeAll()
-            buffer.context?.listCollector?.reset()
-        } else {
-            // removeAll() of a buffer just seen to have no context.
-            buffer.writerIndex = 0
-            buffer.readerIndex = 0
-        }
+    func encode(_ object: StoredObject, entry: ClassEntry, into buffer: inout DataBuffer, with encoder: RecordEncoder,
+                version: UInt8?) throws {
+        buffer.writerIndex = 0
+        buffer.readerIndex = 0
+        encoder.collector?.reset()
         if let version { buffer.writeUInt8(version) }
         // The store reading the object for itself is no read an observer made (and makes it no registrar).
         let observable = entry.observesObjects
         if _slowPath(observable) { object.contentState.remove(.observable) }
         object.write(to: &buffer)
         if _slowPath(observable) { object.contentState.insert(.observable) }
-        // A write that notes an uninserted reference or a list failure gives the buffer a context.
-        if _slowPath(buffer.context != nil) {
-            if let target = buffer.firstUninsertedReference {
-                throw CabinetError.referenceToUninsertedObject(entry.location(row: object.rowID), targetClass: target)
-            }
-            if let failure = buffer.listFailure { throw failure }
-        }
+        if _slowPath(encoder.hasNote), let note = encoder.takeNote(location: entry.location(row: object.rowID)) { throw note }
         // Checked before the trailer: no checksum over bytes that will not be written.
         if buffer.count + recordFormat.trailerSize > StorageLimits.largestValue {
             throw CabinetError.valueTooLarge(entry.location(row: object.rowID), size: buffer.count + recordFormat.trailerSize,

@@ -10,11 +10,9 @@ extension ObjectStore {
         defer { snapshotBuffer = buffer }
         buffer.removeAll()
         let lists = entry.writesLists ? UndoListTrees() : nil
-        if let lists {
-            buffer.context = RecordContext(location: entry.location(row: object.rowID))
-            buffer.context!.undoLists = lists
-        }
-        defer { buffer.context?.undoLists = nil }
+        // An encoder only for the lists: a snapshot throws for no note (the save will).
+        if let lists { buffer.encoder = RecordEncoder(location: entry.location(row: object.rowID), undoLists: lists) }
+        defer { buffer.encoder = nil }
         buffer.writeUInt8(entry.type.version)
         let observable = object.contentState.contains(.observable)
         if observable { object.contentState.remove(.observable) }   // not an observer's read (see encode)

@@ -25,8 +25,9 @@ struct UndoSnapshot {
 /// a deleted owner), and once it committed marks the ones it holds in memory
 /// as no longer stored (``ListWriter``, ``UndoListRegistry``).
 ///
-/// `@unchecked Sendable` only so that ``RecordContext`` stays `Sendable`: it is
-/// set on the store's snapshot and restore buffers, which never leave the store's thread.
+/// `@unchecked Sendable` only so that ``RecordEncoder`` and ``RecordContext``
+/// stay `Sendable`: it is set on the store's snapshot buffer (through its
+/// encoder) and restore buffer, which never leave the store's thread.
 final class UndoListTrees: @unchecked Sendable {
     struct Tree {
         let root: ListNode?

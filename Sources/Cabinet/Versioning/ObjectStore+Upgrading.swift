@@ -116,13 +116,15 @@ extension ObjectStore {
             return try rewriteRowsKeepingLists(entry, in: range, lists: lists, finishing: metadata, where: shouldRewrite)
         }
         var rewritten = 0
+        let encoder = RecordEncoder(location: entry.location())
         var buffer = DataBuffer()
+        buffer.encoder = encoder
         var batch = metadata.map { WriteBatch($0, of: entry.name) } ?? WriteBatch()
         let table = batch.table(named: entry.name)
         // One batch is one commit: readers in other processes wait for it, and see it whole.
         try changingTables {
             // Every row is read before any is written: the batch holds them until the commit.
-            try forEachRowToRewrite(entry, in: range, into: &buffer, where: shouldRewrite) { rowID, record in
+            try forEachRowToRewrite(entry, in: range, into: &buffer, with: encoder, where: shouldRewrite) { rowID, record in
                 withUnsafeBytes(of: rowID.littleEndian) { batch.set(record, forKey: $0, inTable: table) }
                 rewritten += 1
             }
@@ -132,8 +134,9 @@ extension ObjectStore {
     }
 
     /// Reads each row in `range` whose version byte `shouldRewrite` accepts,
-    /// encodes it at the current version into `buffer`, and hands its row ID and new record to `body`.
-    func forEachRowToRewrite(_ entry: ClassEntry, in range: ClosedRange<UInt32>, into buffer: inout DataBuffer,
+    /// encodes it at the current version into `buffer` (which points to `encoder`),
+    /// and hands its row ID and new record to `body`.
+    func forEachRowToRewrite(_ entry: ClassEntry, in range: ClosedRange<UInt32>, into buffer: inout DataBuffer, with encoder: RecordEncoder,
                              where shouldRewrite: (UInt8) -> Bool,
                              _ body: (UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
         var record = DataBuffer()
@@ -143,7 +146,7 @@ extension ObjectStore {
             let recordVersion = options.perInstanceVersioning ? (record.withUnsafeBytes { $0.first } ?? 0) : entry.metadata.version
             guard shouldRewrite(recordVersion) else { continue }
             let object = try upgradedObject(entry, rowID: rowID, record: &record)
-            try encode(object, entry: entry, into: &buffer, version: version)
+            try encode(object, entry: entry, into: &buffer, with: encoder, version: version)
             try buffer.withUnsafeBytes { try body(rowID, $0) }
         }
     }

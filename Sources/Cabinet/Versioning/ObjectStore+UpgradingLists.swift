@@ -29,13 +29,13 @@ extension ObjectStore {
         let classTable = batch.table(named: entry.name)
         let listsTable = batch.table(named: ObjectStore.listsTableName)
         let collector = ListCollector()
+        let encoder = RecordEncoder(location: entry.location(), collector: collector)
         var buffer = DataBuffer()
-        buffer.context = RecordContext(location: entry.location())
-        buffer.context!.listCollector = collector
+        buffer.encoder = encoder
         try changingTables {
             // Everything is read before anything is written: the batch holds it
             // until the end, so each row's lists are read as they are on disk.
-            try forEachRowToRewrite(entry, in: range, into: &buffer, where: shouldRewrite) { rowID, record in
+            try forEachRowToRewrite(entry, in: range, into: &buffer, with: encoder, where: shouldRewrite) { rowID, record in
                 withUnsafeBytes(of: rowID.littleEndian) { batch.set(record, forKey: $0, inTable: classTable) }
                 try lists.write(collector.lists, classID: entry.metadata.classID, row: rowID, isNew: false,
                                 owner: entry.location(row: rowID)) { key, value in
