@@ -16,7 +16,8 @@ import CabinetStorage
 /// A buffer no loop owns (`DataBuffer()`, made by an app for a named buffer)
 /// gets a note of its own when it writes an uninserted reference
 /// (``init(uninserted:)``): made once, never changed, and dropped by
-/// ``DataBuffer/removeAll()``, so copies of the buffer stay independent.
+/// ``DataBuffer/removeAll()``, so copies of the buffer stay independent. A
+/// loop's notes stay until the loop takes them, whatever a copy of its buffer does.
 ///
 /// `@unchecked Sendable` only so that ``DataBuffer`` stays `Sendable`: a loop's
 /// encoder is set on the loop's own buffer, which never leaves the store's
@@ -56,8 +57,8 @@ final class RecordEncoder: @unchecked Sendable {
         isOwnNote = true
     }
 
-    /// Forgets the notes (an app's `removeAll()` inside `write(to:)`).
-    func clearNotes() {
+    /// Forgets the notes, once the loop has taken them.
+    private func clearNotes() {
         firstUninsertedReference = nil
         listFailure = nil
         hasNote = false
@@ -108,9 +109,12 @@ extension DataBuffer {
         if let encoder, !encoder.isOwnNote { encoder.noteListFailure(error) }
     }
 
-    /// What ``removeAll()`` does to the notes: a buffer's own note goes, a loop's encoder forgets them.
+    /// What ``removeAll()`` does to the notes: a buffer's own note goes. A
+    /// loop's encoder keeps them: copies of the loop's buffer share it (a
+    /// scratch copy emptied inside `write(to:)`), and a note the record may
+    /// still hold must not be forgotten; an extra error is the safe side.
     @inline(never)
     mutating func removeNotes() {
-        if encoder!.isOwnNote { encoder = nil } else { encoder!.clearNotes() }
+        if let encoder, encoder.isOwnNote { self.encoder = nil }
     }
 }

@@ -252,6 +252,8 @@ extension ObjectStore {
         if _slowPath(observable) { object.contentState.remove(.observable) }
         object.write(to: &buffer)
         if _slowPath(observable) { object.contentState.insert(.observable) }
+        // A write(to:) that replaced the buffer (`buffer = DataBuffer()`) left its notes in the new one's.
+        if _slowPath(buffer.encoder !== encoder) { try adoptReplaced(&buffer, encoder: encoder, location: entry.location(row: object.rowID)) }
         if _slowPath(encoder.hasNote), let note = encoder.takeNote(location: entry.location(row: object.rowID)) { throw note }
         // Checked before the trailer: no checksum over bytes that will not be written.
         if buffer.count + recordFormat.trailerSize > StorageLimits.largestValue {
@@ -259,6 +261,16 @@ extension ObjectStore {
                                              limit: StorageLimits.largestValue)
         }
         buffer.appendTrailer(for: recordFormat)
+    }
+
+    /// Takes back a buffer that `write(to:)` replaced with one of its own: throws
+    /// the note that one holds (a reference to an uninserted object), and points
+    /// it at the loop's encoder again for the records after it.
+    @inline(never)
+    private func adoptReplaced(_ buffer: inout DataBuffer, encoder: RecordEncoder, location: RecordLocation) throws {
+        let replaced = buffer.firstUninsertedReference
+        buffer.encoder = encoder
+        if let replaced { throw CabinetError.referenceToUninsertedObject(location, targetClass: replaced) }
     }
 
     /// After a commit: saved objects become clean, deleted ones leave the store.

@@ -163,7 +163,7 @@ extension RedisSession {
         var catalog = try RedisReply.optionalString(reply, of: "GET of the catalog", at: file)
             .map { try StoreCatalog(encoded: $0, file: file) } ?? StoreCatalog()
         if let clash = catalog.clash(with: additions) {
-            throw CabinetError.saveConflict(path: path, reason: clash + " (another process registered a class at the same time); register it again")
+            throw CabinetError.saveConflict(path: path, reason: clash + " (another process catalogued it first); nothing of the batch was written")
         }
         catalog.merge(additions)
         return catalog.encoded

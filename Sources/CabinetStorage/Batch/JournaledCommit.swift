@@ -150,7 +150,7 @@ package final class JournaledCommit: Sendable {
         guard writesCatalog, !additions.isEmpty else { return nil }
         var catalog = try backend.services.readCatalog() ?? StoreCatalog()
         if let clash = catalog.clash(with: additions) {
-            guard replaying else { throw CabinetError.saveConflict(path: backend.path, reason: clash + "; reopen the store") }
+            guard replaying else { throw CabinetError.saveConflict(path: backend.path, reason: clash + "; nothing of the batch was written") }
             throw CabinetError.malformedRecord(RecordLocation(file: backend.services.journalLocation),
                                                reason: "the save journal adds to the catalog what it no longer allows (\(clash)); the catalog was changed after the save was decided: remove the catalog and open the store as a writer to rebuild it from the tables")
         }

@@ -99,7 +99,10 @@ extension WriteBatch {
         guard isWhole(bytes) else { throw damaged("its checksum does not match") }
         var reader = ByteReader(bytes, from: magic.count, damaged: damaged)
         let version = try reader.read(UInt8.self)
-        guard version == formatVersion || version == catalogFormatVersion else { throw damaged("unknown journal version \(version)") }
+        guard version == formatVersion || version == catalogFormatVersion else {
+            throw damaged(version > catalogFormatVersion ? "version \(version), newer than this Cabinet reads (1 and 2): open the store with the Cabinet that wrote it"
+                                                          : "unknown journal version \(version)")
+        }
         // A name from disk becomes a path: one that reaches outside the store, or names
         // a file that is not a table, must stop the replay before anything is written.
         func tableName() throws -> String {

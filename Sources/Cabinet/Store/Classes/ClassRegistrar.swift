@@ -74,12 +74,13 @@ struct ClassRegistrar {
                 throw CabinetError.malformedMetadata(RecordLocation(file: table.path, className: name, rowID: ClassMetadata.rowID),
                                                      reason: "the file has \(records) records but no metadata row")
             }
-            metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(excluding: name))
+            metadata = ClassMetadata.new(version: type.version, classID: try freeClassID(for: name))
             metadata.checksummed = store.recordFormat == .checksummed
             _ = metadata.recordLayout(of: type)   // in the row's first write, so it comes with the first records
             var batch = WriteBatch(metadata, of: name)
             let catalogued = try addCatalogEntry(name, tag: metadata.classID, to: &batch)
             try store.commitToBackend(batch)
+            try confirmCatalogued(batch.catalogAdditions)
             store.catalog = catalogued
             return (table, metadata)
         }
@@ -94,7 +95,26 @@ struct ClassRegistrar {
         let catalogued = try addCatalogEntry(name, tag: tag, to: &batch)
         guard !batch.isEmpty else { return }
         try store.commitToBackend(batch)
+        try confirmCatalogued(batch.catalogAdditions)
         store.catalog = catalogued
+    }
+
+    /// A backend written before batches carried catalog entries commits a
+    /// batch's records and drops its entries: then they are written as such a
+    /// backend expects, through ``StoreServices/writeCatalog(_:)``, and the
+    /// store says so once. One read of the catalog per new table.
+    private func confirmCatalogued(_ additions: [String: UInt8?]) throws {
+        guard !additions.isEmpty else { return }
+        let services = store.backend.services
+        var stored = try services.readCatalog() ?? StoreCatalog()
+        guard additions.contains(where: { stored.tables[$0.key] != .some($0.value) }) else { return }
+        store.logger.warning("Cabinet: the backend's commit(_:) did not add the batch's catalog entries (\(additions.keys.sorted().joined(separator: ", "))); they are written on their own. Its commit(_:) should add WriteBatch.catalogAdditions to the catalog",
+                             metadata: ["cabinet.path": "\(store.path)"])
+        if let clash = stored.clash(with: additions) {
+            throw CabinetError.saveConflict(path: store.path, reason: clash)
+        }
+        stored.merge(additions)
+        try services.writeCatalog(stored)
     }
 
     /// Adds to `batch` what the catalog needs for table `name` with `tag` (with
@@ -143,9 +163,11 @@ struct ClassRegistrar {
         return try table.withValue(forRow: ClassMetadata.rowID) { try ClassMetadata(bytes: $0, location: location) }
     }
 
-    /// The lowest class ID not used by a registered class, by any other class file
-    /// in the store, nor by a class the catalog lists (even if its file is missing).
-    private func freeClassID(excluding name: String) throws -> UInt8 {
+    /// The class ID the catalog lists for `name` if no other class has it (a
+    /// class file emptied or restored without its metadata keeps its ID); else
+    /// the lowest class ID not used by a registered class, by any other class
+    /// file in the store, nor by a class the catalog lists (even if its file is missing).
+    private func freeClassID(for name: String) throws -> UInt8 {
         var used = Set(store.entriesByName.values.map(\.metadata.classID))
         for (other, tag) in store.catalog?.tables ?? [:] where other != name {
             if let tag { used.insert(tag) }
@@ -157,6 +179,7 @@ struct ClassRegistrar {
                 used.insert(metadata.classID)
             }
         }
+        if let listed = store.catalog?.tables[name] ?? nil, !used.contains(listed) { return listed }
         guard let free = (0...UInt8.max).first(where: { !used.contains($0) }) else {
             throw CabinetError.tooManyClasses(className: name, limit: 256)
         }
