@@ -160,13 +160,11 @@ extension RedisSession {
     /// if they clash with it (another process gave a tag to another table).
     private func mergedCatalog(_ reply: RedisReply, adding additions: [String: UInt8?]) throws -> [UInt8] {
         let file = path + " " + keys.catalog
-        var catalog = try RedisReply.optionalString(reply, of: "GET of the catalog", at: file)
+        let catalog = try RedisReply.optionalString(reply, of: "GET of the catalog", at: file)
             .map { try StoreCatalog(encoded: $0, file: file) } ?? StoreCatalog()
-        if let clash = catalog.clash(with: additions) {
-            throw CabinetError.saveConflict(path: path, reason: clash + " (another process catalogued it first); nothing of the batch was written")
-        }
-        catalog.merge(additions)
-        return catalog.encoded
+        return try catalog.adding(additions) {
+            .saveConflict(path: path, reason: $0 + " (another process catalogued it first); nothing of the batch was written")
+        }.encoded
     }
 
     /// ``committedDespiteLostReply(_:killing:on:)``, after `what` made the

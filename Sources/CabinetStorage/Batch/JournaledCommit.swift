@@ -148,14 +148,12 @@ package final class JournaledCommit: Sendable {
     /// clash is a damaged catalog.
     private func updatedCatalog(adding additions: [String: UInt8?], in backend: any StorageBackend, replaying: Bool = false) throws -> StoreCatalog? {
         guard writesCatalog, !additions.isEmpty else { return nil }
-        var catalog = try backend.services.readCatalog() ?? StoreCatalog()
-        if let clash = catalog.clash(with: additions) {
-            guard replaying else { throw CabinetError.saveConflict(path: backend.path, reason: clash + "; nothing of the batch was written") }
-            throw CabinetError.malformedRecord(RecordLocation(file: backend.services.journalLocation),
-                                               reason: "the save journal adds to the catalog what it no longer allows (\(clash)); the catalog was changed after the save was decided: remove the catalog and open the store as a writer to rebuild it from the tables")
+        let catalog = try backend.services.readCatalog() ?? StoreCatalog()
+        return try catalog.adding(additions) { clash in
+            guard replaying else { return .saveConflict(path: backend.path, reason: clash + "; nothing of the batch was written") }
+            return .malformedRecord(RecordLocation(file: backend.services.journalLocation),
+                                    reason: "the save journal adds to the catalog what it no longer allows (\(clash)); the catalog was changed after the save was decided: remove the catalog and open the store as a writer to rebuild it from the tables")
         }
-        catalog.merge(additions)
-        return catalog
     }
 
     /// Writes `batch`'s changes, each table in one transaction, then commits them all.

@@ -72,15 +72,26 @@ public struct StoreCatalog: Sendable, Equatable {
 }
 
 extension StoreCatalog {
+    /// This catalog with `additions` (table name → tag) in it, as a batch's
+    /// commit writes it; `refusal` makes the error thrown if they clash with it
+    /// (``clash(with:)``), and nothing is changed.
+    ///
+    /// ```swift
+    /// let catalog = try (services.readCatalog() ?? StoreCatalog()).adding(batch.catalogAdditions) {
+    ///     .saveConflict(path: path, reason: $0)
+    /// }
+    /// ```
+    public func adding(_ additions: [String: UInt8?], refusal: (_ clash: String) -> CabinetError) throws -> StoreCatalog {
+        if let clash = clash(with: additions) { throw refusal(clash) }
+        var added = self
+        for (name, tag) in additions { added.tables[name] = .some(tag) }
+        return added
+    }
+
     /// Why `additions` (table name → tag) cannot join this catalog: a table it
     /// lists with another tag, or a tag another table holds; `nil` if they can.
     /// Two writers that each catalogued a new table join without a clash; two
     /// that gave one tag to different tables (two classes one class ID) clash.
-    ///
-    /// ```swift
-    /// if let clash = catalog.clash(with: batch.catalogAdditions) { throw … }
-    /// catalog.merge(batch.catalogAdditions)
-    /// ```
     public func clash(with additions: [String: UInt8?]) -> String? {
         var holders: [UInt8: String] = [:]
         for (name, tag) in tables { if let tag { holders[tag] = name } }
@@ -94,11 +105,6 @@ extension StoreCatalog {
             }
         }
         return nil
-    }
-
-    /// Adds `additions` (table name → tag) to the catalog; check ``clash(with:)`` first.
-    public mutating func merge(_ additions: [String: UInt8?]) {
-        for (name, tag) in additions { tables[name] = .some(tag) }
     }
 
     private static func describe(_ tag: UInt8?) -> String { tag.map(String.init) ?? "-" }

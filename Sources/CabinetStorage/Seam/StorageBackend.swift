@@ -142,7 +142,7 @@ public protocol StorageBackend: AnyObject {
     /// The batch's ``WriteBatch/catalogAdditions`` join the store's catalog
     /// (``StoreServices/readCatalog()``) in the same commit, after the tables
     /// (a batch may add to the catalog and change no table). If one clashes with
-    /// the catalog as it is when the batch commits (``StoreCatalog/clash(with:)``:
+    /// the catalog as it is when the batch commits (``StoreCatalog/adding(_:refusal:)``:
     /// another writer gave the tag to another table), throw
     /// ``CabinetError/Code-swift.struct/saveConflict`` with nothing written; the
     /// layer above chooses again.

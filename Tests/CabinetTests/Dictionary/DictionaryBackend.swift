@@ -106,11 +106,7 @@ final class DictionaryBackend: StorageBackend, StoreServices, ConcurrentReadingB
                 throw CabinetError.missingClassFile(RecordLocation(file: location(ofTable: name), className: name), classID: tag)
             }
         }
-        var catalog = contents.catalog ?? StoreCatalog()
-        if let clash = catalog.clash(with: batch.catalogAdditions) {
-            throw CabinetError.saveConflict(path: path, reason: clash)
-        }
-        catalog.merge(batch.catalogAdditions)
+        let catalog = try (contents.catalog ?? StoreCatalog()).adding(batch.catalogAdditions) { .saveConflict(path: path, reason: $0) }
         try batch.forEachTable { name, changes in
             let records = try table(named: name, ordered: false).records
             changes.forEach { key, value in

@@ -102,19 +102,15 @@ struct ClassRegistrar {
     /// A backend written before batches carried catalog entries commits a
     /// batch's records and drops its entries: then they are written as such a
     /// backend expects, through ``StoreServices/writeCatalog(_:)``, and the
-    /// store says so once. One read of the catalog per new table.
+    /// store logs a warning. One read of the catalog per new table.
     private func confirmCatalogued(_ additions: [String: UInt8?]) throws {
         guard !additions.isEmpty else { return }
         let services = store.backend.services
-        var stored = try services.readCatalog() ?? StoreCatalog()
+        let stored = try services.readCatalog() ?? StoreCatalog()
         guard additions.contains(where: { stored.tables[$0.key] != .some($0.value) }) else { return }
         store.logger.warning("Cabinet: the backend's commit(_:) did not add the batch's catalog entries (\(additions.keys.sorted().joined(separator: ", "))); they are written on their own. Its commit(_:) should add WriteBatch.catalogAdditions to the catalog",
                              metadata: ["cabinet.path": "\(store.path)"])
-        if let clash = stored.clash(with: additions) {
-            throw CabinetError.saveConflict(path: store.path, reason: clash)
-        }
-        stored.merge(additions)
-        try services.writeCatalog(stored)
+        try services.writeCatalog(stored.adding(additions) { .saveConflict(path: store.path, reason: $0) })
     }
 
     /// Adds to `batch` what the catalog needs for table `name` with `tag` (with
