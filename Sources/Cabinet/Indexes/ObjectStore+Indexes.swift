@@ -80,8 +80,7 @@ extension ObjectStore {
     /// The index file of a class as this store reads and writes it: a pool's
     /// write block sees it with the group's staged saves laid over it.
     func indexView(of indexes: ClassIndexes) -> any OrderedStorageTable {
-        guard let context else { return indexes.table }
-        return context.orderedView(of: indexes.table, named: indexes.tableName)
+        link.orderedView(of: indexes.table, named: indexes.tableName)
     }
 
     /// How many rows a build writes per batch: its memory stays bounded.

@@ -29,14 +29,14 @@ extension ObjectStore {
     /// The root node of the list in `scope` as an earlier write block of this
     /// context's commit group saved it, if one did (``PendingLists``).
     func pendingListRoot(_ scope: ListScope) -> ListNode? {
-        context?.pendingLists?.root(scope)
+        link.pendingLists?.root(scope)
     }
 
     /// Node `storage.id` of the list in `storage.scope`.
     func readListNode(_ storage: ListNodeStorage, owner: RecordLocation) throws -> ListNode {
         try checkOpen()
         // A pool's write block: the node as an earlier block read or wrote it (ListNodeCache).
-        let cache = context?.listNodes
+        let cache = link.listNodes
         if let node = cache?.node(storage) { return node }
         let node = try readingCommittedState {
             try listsTable(creating: false).flatMap { try ListWriter.readNode(storage, in: $0, format: recordFormat, owner: owner) }
@@ -69,7 +69,7 @@ extension ObjectStore {
     func makeListWriter(for entries: [ClassEntry]) throws -> ListWriter? {
         guard recordFormat != .plain, entries.contains(where: \.writesLists), let table = try listsTable(creating: false) else { return nil }
         return ListWriter(table: table, format: recordFormat, backend: backend,
-                          cache: context?.listNodes, undoLists: undoListRegistry.isEmpty ? nil : undoListRegistry,
+                          cache: link.listNodes, undoLists: undoListRegistry.isEmpty ? nil : undoListRegistry,
                           writtenRoots: listRootsWritten)
     }
 

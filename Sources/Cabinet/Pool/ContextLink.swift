@@ -1,66 +1,14 @@
 import CabinetStorage
-import Logging
 
-/// What every context of a pool is made from: the pool's open backend and the
-/// classes its root store registered, with their tables, all opened once when
-/// the pool was made (so no table is opened, and no catalog written, while
-/// blocks run on several threads).
-///
-/// `@unchecked Sendable`: nothing in it changes after the pool's initializer,
-/// and the tables are only read from several threads at once, which the
-/// backend allows (``ConcurrentReadingBackend``) or the pool serializes.
-final class ContextTemplate: @unchecked Sendable {
-    struct RegisteredClass {
-        let type: StoredObject.Type
-        let name: String
-        let table: any StorageTable
-        let writesLists: Bool
-        let indexes: ClassIndexes?
-    }
-
-    /// The store that opened the backend, registered the classes and closes it all at the end.
-    let root: ObjectStore
-    let backend: any StorageBackend
-    let options: ObjectStore.Options
-    let recordFormat: RecordFormat
-    let catalog: StoreCatalog?
-    /// The root store's logger: every context logs where the pool does.
-    let logger: Logger
-    let classes: [RegisteredClass]
-    /// The largest class ID of `classes`, for a context to size its tables once.
-    let largestClassID: UInt8
-    /// The tables holding no class (out-of-line lists, named buffers) that exist
-    /// when the pool is made, opened once; one made later is found as the root finds it.
-    let auxiliaryTables: [String: any StorageTable]
-
-    init(root: ObjectStore) {
-        self.root = root
-        backend = root.backend
-        options = root.options
-        recordFormat = root.recordFormat
-        logger = root.logger
-        classes = root.entriesByName.keys.sorted().compactMap { name in
-            root.entriesByName[name].map { RegisteredClass(type: $0.type, name: name, table: $0.table, writesLists: $0.writesLists, indexes: $0.indexes) }
-        }
-        largestClassID = root.entriesByName.values.map(\.metadata.classID).max() ?? 0
-        // Found as the root store would find them (and not at all if that throws: a
-        // context then looks as the root does, and reports what it finds).
-        auxiliaryTables = ObjectStore.auxiliaryTableNames.reduce(into: [:]) { tables, name in
-            if let table = try? root.auxiliaryTable(named: name, creating: false) { tables[name] = table }
-        }
-        // After the lookup above, which catalogs a table the catalog did not list yet.
-        catalog = root.catalog
-    }
-}
-
-/// A context's tie to its pool, consulted wherever a store writes its tables
-/// (``ObjectStore/writingTables(announcing:_:)``): a read block's context may
-/// not write at all; a write block's context writes while holding the pool's
-/// lock exclusively (no read block is running, so every read sees whole saves),
-/// and tells the pool what each save committed.
+/// A pool block's tie to its pool: the ``StoreLink`` of the store a block is
+/// given. A read block's store may not write at all; a write block's store
+/// stages its saves in the group's staging (committed with the group), and
+/// writes that are not a save while holding the pool's lock exclusively (no
+/// read block is running, so every read sees whole saves); the pool is told
+/// what each commit changed.
 ///
 /// Used by one thread at a time, as its store is.
-final class ContextLink {
+final class ContextLink: StoreLink {
     let allowsWrites: Bool
     private let pool: PoolCore
     /// A write block's commit group: its saves are staged there (see `WriteGroup`).
@@ -93,6 +41,29 @@ final class ContextLink {
     /// Whether a save goes to the group's staging rather than to the tables.
     var stages: Bool { group.map { !$0.staging.isDirect } ?? false }
 
+    var ownsBackend: Bool { false }
+    var isPoolBlock: Bool { true }
+
+    func openedAuxiliaryTable(named name: String) -> (any StorageTable)? {
+        pool.template.auxiliaryTables[name].map { view(of: $0, named: name) }
+    }
+
+    func commit(_ batch: WriteBatch, of store: ObjectStore) throws {
+        if stages { return try stage(batch) }
+        try store.commitToBackend(batch)
+    }
+
+    /// A read block's writes are refused; a write block's save is staged for
+    /// the group's commit; other writes (an upgrade, a compaction) hold the
+    /// pool's lock and then the backend's commit lock. Whatever was committed is
+    /// announced to the pool's subscribers.
+    func writingTables<R>(of store: ObjectStore, announcing committed: (() -> WriteBatch?)?, _ body: () throws -> R) throws -> R {
+        let summary = { committed?().map(store.saveSummary(of:)) }
+        if committed != nil && stages { return try stage(announcing: summary, body) }
+        // The pool's lock keeps this process's read blocks out; the commit lock keeps readers in other processes out.
+        return try write(path: store.path, announcing: summary) { try store.changingTables(body) }
+    }
+
     /// The view of `table` this context reads and writes: the group's staged one in a write block.
     func view(of table: any StorageTable, named name: String) -> any StorageTable {
         if let recorder {
@@ -116,7 +87,7 @@ final class ContextLink {
     /// Runs `body`, a save that writes the group's staged tables (memory only:
     /// no lock, no commit lock), and records what `summary` then says it
     /// staged, for the group's commit to announce.
-    func stage<R>(announcing summary: () -> SaveSummary?, _ body: () throws -> R) throws -> R {
+    private func stage<R>(announcing summary: () -> SaveSummary?, _ body: () throws -> R) throws -> R {
         guard let group else { preconditionFailure("Cabinet: staging without a commit group") }
         if let failure = group.blockFailure { throw failure }
         // A group that grew large commits first, keeping its journal and memory bounded.
@@ -128,7 +99,7 @@ final class ContextLink {
 
     /// Lays a save's `batch` over the group's staged tables: all of it, or,
     /// if reading what the real tables hold fails, none of it.
-    func stage(_ batch: WriteBatch) throws {
+    private func stage(_ batch: WriteBatch) throws {
         guard let group else { preconditionFailure("Cabinet: staging without a commit group") }
         var prepared: [(table: StagedTable, changes: TableChanges, presence: [Bool?])] = []
         try batch.forEachTable { name, changes in
@@ -147,7 +118,7 @@ final class ContextLink {
     /// In a write block that stages (an upgrade or a compaction: writes that
     /// are not a save), the group so far is committed first, and `body` then
     /// writes the real tables, after it.
-    func write<R>(path: String, announcing summary: () -> SaveSummary?, _ body: () throws -> R) throws -> R {
+    private func write<R>(path: String, announcing summary: () -> SaveSummary?, _ body: () throws -> R) throws -> R {
         guard allowsWrites else {
             throw CabinetError.readOnly(path: path, reason: "a StorePool read block cannot change the store; use write { } instead")
         }

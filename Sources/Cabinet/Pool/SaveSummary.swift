@@ -41,20 +41,6 @@ extension SaveSummary {
 }
 
 extension ObjectStore {
-    /// Runs `body`, which writes the backend's tables. A plain store just runs it;
-    /// a pool's context runs it as its ``ContextLink`` says (refused in a read
-    /// block, under the pool's lock in a write block), and, for a save,
-    /// announces the batch `committed` then gives (nothing for other writes).
-    func writingTables<R>(announcing committed: (() -> WriteBatch?)? = nil, _ body: () throws -> R) throws -> R {
-        // The pool's lock keeps this process's read blocks out; the commit lock
-        // (changingTables) keeps readers in other processes out.
-        guard let context else { return try changingTables(body) }
-        let summary = { committed?().map(self.saveSummary(of:)) }
-        // A write block's save: into the group's staging, committed with the group.
-        if committed != nil && context.stages { return try context.stage(announcing: summary, body) }
-        return try context.write(path: path, announcing: summary) { try changingTables(body) }
-    }
-
     /// The rows a committed `batch` inserted, updated and deleted, by class,
     /// and the named buffers it set or removed: the batch, read as a change.
     func saveSummary(of batch: WriteBatch) -> SaveSummary {

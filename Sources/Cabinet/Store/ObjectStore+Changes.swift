@@ -33,7 +33,7 @@ extension ObjectStore {
         if _slowPath(rowReservations != nil), let reserved = reservedRowID(for: entry) {
             // Several processes write the store: a row of this process's own range; the metadata row is raised already.
             object.rowID = reserved
-        } else if _slowPath(rowReservations != nil && context?.allowsWrites == true) {
+        } else if _slowPath(rowReservations != nil && link.isPoolBlock && link.allowsWrites) {
             // A pool's write block takes no row it did not reserve: its save would stage the metadata
             // row, which the group's commit could write below rows reserved after it. The object stays
             // out and the block's save throws why (`deferredSaveError`); the block can run again.

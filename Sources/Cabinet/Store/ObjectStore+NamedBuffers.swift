@@ -108,7 +108,7 @@ extension ObjectStore {
     /// A table that holds no class (named buffers, out-of-line lists), as
     /// ``namedBuffersTable(creating:)`` describes.
     func auxiliaryTable(named name: String, creating: Bool) throws -> (any StorageTable)? {
-        if let context, let table = poolAuxiliaryTables[name] { return context.view(of: table, named: name) }
+        if let table = link.openedAuxiliaryTable(named: name) { return table }
         if try !backend.hasTable(named: name) {
             if catalog?.tables[name] != nil {
                 throw CabinetError.missingClassFile(RecordLocation(file: backend.location(ofTable: name)), classID: nil)
@@ -118,7 +118,7 @@ extension ObjectStore {
         let table = try backend.openTable(named: name)
         try ClassRegistrar(store: self).catalog(name, tag: nil)
         // A pool's write block reads and writes it staged, as its classes' tables.
-        return context?.view(of: table, named: name) ?? table
+        return link.view(of: table, named: name)
     }
 
     /// Throws if the named buffers' file holds `key` after all, or cannot be read

@@ -61,7 +61,7 @@ extension ObjectStore {
             // Created (and catalogued) before a batch names it, so a commit or replay never creates it.
             if touchesNamedBuffers { _ = try namedBuffersTable(creating: true) }
             // A staged save that fails leaves the lists its group keeps as they were, as its staging.
-            let keptLists = context?.pendingLists?.snapshot()
+            let keptLists = link.pendingLists?.snapshot()
             var batch: WriteBatch?
             do {
                 // Encoding keeps a pool block's lists for its group: inside, so a failure gives them back.
@@ -74,7 +74,7 @@ extension ObjectStore {
                 saveCommitted(entries, lists: lists)
                 throw error
             } catch {
-                if let keptLists { context?.pendingLists?.restore(keptLists) }
+                if let keptLists { link.pendingLists?.restore(keptLists) }
                 throw error
             }
             committed = batch
@@ -117,8 +117,7 @@ extension ObjectStore {
     /// Hands `batch` to this store's committer: the backend, or in a pool's
     /// write block the group's staging, which the group's commit hands on.
     private func commit(_ batch: WriteBatch) throws {
-        if let context, context.stages { return try context.stage(batch) }
-        try commitToBackend(batch)
+        try link.commit(batch, of: self)
     }
 
     /// After the commit (or its decision): saved objects become clean, their lists' nodes known written.
@@ -180,7 +179,7 @@ extension ObjectStore {
         encoder.location = entry.location()
         buffer.encoder = encoder
         defer { buffer.encoder = nil }
-        let pendingLists = context?.pendingLists
+        let pendingLists = link.pendingLists
         func writeLists(of object: StoredObject, isNew: Bool) throws {
             guard let collector, let lists else { return }
             let classID = entry.metadata.classID, owner = entry.location(row: object.rowID)

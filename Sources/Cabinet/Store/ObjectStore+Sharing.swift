@@ -1,3 +1,5 @@
+import CabinetStorage
+
 extension ObjectStore {
     /// Runs `body` as one read: in a read-only store, every fetch, scan and fault
     /// inside it sees the same committed saves, across every class (the writer,
@@ -71,5 +73,14 @@ extension ObjectStore {
     /// readers in other processes wait (``StoreServices/withExclusiveCommit(_:)``).
     func changingTables<R>(_ body: () throws -> R) throws -> R {
         try backend.services.withExclusiveCommit(body)
+    }
+
+    /// Runs `body`, which writes the backend's tables, as the store's
+    /// ``StoreLink`` says: a plain store just runs it (holding the commit lock);
+    /// a pool block's store runs it as its ``ContextLink`` says (refused in a read
+    /// block, staged or under the pool's lock in a write block) and, for a save,
+    /// announces the batch `committed` then gives (nothing for other writes).
+    func writingTables<R>(announcing committed: (() -> WriteBatch?)? = nil, _ body: () throws -> R) throws -> R {
+        try link.writingTables(of: self, announcing: committed, body)
     }
 }

@@ -69,11 +69,9 @@ public final class ObjectStore {
     @exclusivity(unchecked) var isSaving = false
     /// Stops the program when two threads use the store at once.
     let useDetector: ConcurrentUseDetector
-    /// Set on the stores a ``StorePool`` hands its blocks: whether this context may
-    /// write, and the pool's lock its writes take (see `ContextLink`).
-    let context: ContextLink?
-    /// Whether ``close()`` closes the backend: a pool's contexts share the pool's.
-    private let ownsBackend: Bool
+    /// What the store is attached to: its own backend, or a ``StorePool`` block
+    /// (see ``StoreLink``): where its saves go and which view of a table it reads.
+    let link: any StoreLink
     /// The backend, if other processes write the store too (Redis), for a store
     /// that is not a pool's context (a context lives for one block, and reads afresh).
     let otherWriters: (any OtherWritersBackend)?
@@ -125,11 +123,6 @@ public final class ObjectStore {
     /// An error found where the API cannot throw (an insert), reported by the next save.
     var deferredSaveError: CabinetError?
 
-    /// A pool context's auxiliary tables that existed when the pool was made
-    /// (``ContextTemplate/auxiliaryTables``): a write block that changes a list
-    /// looks the lists table up at every save, and finding it in the backend
-    /// takes its lock and reads the catalog each time.
-    var poolAuxiliaryTables: [String: any StorageTable] = [:]
     /// Named buffers set or removed since the last save (`nil`: removed).
     var pendingNamedBuffers: [String: [UInt8]?] = [:]
     /// Reused for reading records; taken out while in use so nested reads get their own.
@@ -231,8 +224,7 @@ public final class ObjectStore {
         coordinatesReads = services.isReadOnly
         useDetector = ConcurrentUseDetector(path: backend.path)
         resolver = ReferenceResolver(useDetector: useDetector)
-        context = nil
-        ownsBackend = true
+        link = DirectLink()
         otherWriters = backend as? any OtherWritersBackend
         rowReservations = services.isReadOnly ? nil : otherWriters.map(RowReservations.init(backend:))
         listRootsWritten = otherWriters == nil ? nil : ListRootsWritten()
@@ -255,8 +247,7 @@ public final class ObjectStore {
         logger = template.logger
         useDetector = ConcurrentUseDetector(path: backend.path)
         resolver = ReferenceResolver(useDetector: useDetector)
-        context = link
-        ownsBackend = false
+        self.link = link
         otherWriters = nil
         rowReservations = template.root.rowReservations
         listRootsWritten = template.root.listRootsWritten
@@ -264,7 +255,6 @@ public final class ObjectStore {
         coordinatesReads = template.root.coordinatesReads
         undoManager.store = self
         undoManager.isEnabled = false
-        poolAuxiliaryTables = template.auxiliaryTables
         entriesByName.reserveCapacity(template.classes.count)
         resolver.reserve(classes: template.classes.count, largestClassID: template.largestClassID)
         for registered in template.classes {
@@ -363,6 +353,6 @@ public final class ObjectStore {
         undoManager.store = nil
         observers.removeAll()
         resolver.close()   // buffers kept by the app now throw storeClosed for references
-        if ownsBackend { backend.close() }
+        if link.ownsBackend { backend.close() }
     }
 }

@@ -38,7 +38,7 @@ extension ObjectStore {
         if resolver.entry(for: type) != nil { return }
         let name = type.storedName
         try ClassRegistrar.validate(name: name, of: type)
-        if context != nil {
+        if link.isPoolBlock {
             throw CabinetError.readOnly(path: path, reason: "a StorePool's blocks cannot register \(String(describing: type)); list it in the pool's classes")
         }
         if let other = entriesByName[name] {
@@ -82,10 +82,10 @@ extension ObjectStore {
         let verified = metadata.checksummed || metadata.lastRowID == ClassMetadata.firstObjectRowID - 1
         let protect = recordFormat == .checksummed && !metadata.checksummed && metadata.salt != nil
         metadata.checksummed = recordFormat == .checksummed
-        let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata, denseOnlyForScans: context != nil)
+        let entry = ClassEntry(store: self, type: type, name: name, table: table, metadata: metadata, denseOnlyForScans: link.isPoolBlock)
         // A checksummed store's metadata written before rows carried their own checksum gets one at the
         // next save (a pool's root does that save: its contexts start with nothing to save).
-        entry.metadataChanged = protect && !backend.services.isReadOnly && context == nil
+        entry.metadataChanged = protect && !backend.services.isReadOnly && !link.isPoolBlock
         entry.metadataVerified = verified
         entry.writesLists = writesLists
         entriesByName[name] = entry

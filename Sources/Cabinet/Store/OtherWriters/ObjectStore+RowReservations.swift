@@ -18,7 +18,7 @@ extension ObjectStore {
     /// ``reservedRowID(for:)`` when the range is spent (or not looked up yet).
     private func reservedRowIDAfterReserving(for entry: ClassEntry) -> UInt32? {
         // A read block's insert is never saved: it takes the next row it knows, with no I/O.
-        guard let reservations = rowReservations, context?.allowsWrites ?? true else { return nil }
+        guard let reservations = rowReservations, link.allowsWrites else { return nil }
         let range: ClassRowRange
         if let cached = entry.rowRange {
             range = cached
@@ -33,13 +33,13 @@ extension ObjectStore {
             }
             // A plain store does not try again before its next save once a reservation failed; a
             // pool's write block fails with it (``ObjectStore/insert(_:)`` defers the error).
-            guard context != nil || reservations.mayReserve(entry.name) else { return nil }
+            guard link.isPoolBlock || reservations.mayReserve(entry.name) else { return nil }
             do {
                 try reserveRows(for: entry, into: range, reservations)
             } catch {
                 let failure = error as? CabinetError
                     ?? .backendFailure(entry.location(row: ClassMetadata.rowID), operation: "reserve row IDs", code: 0, message: "\(error)")
-                if context != nil {
+                if link.isPoolBlock {
                     deferredSaveError = failure
                 } else {
                     reservations.suspend(entry.name)
