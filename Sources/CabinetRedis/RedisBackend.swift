@@ -229,7 +229,7 @@ extension RedisBackend {
     /// different classes at once both get them in; if they gave one class ID to
     /// two classes, the second throws `CabinetError.Code.saveConflict` with nothing written.
     ///
-    /// A flushed batch (``CommitDurability/flushed``) returns once the server
+    /// A flushed batch (``/CabinetStorage/CommitDurability/flushed``) returns once the server
     /// has it in its append-only file, fsynced: confirmed by `WAITAOF` (Redis
     /// 7.2 and later), or promised by a server with `appendonly yes` and
     /// `appendfsync always`. A server that can do neither makes it throw
