@@ -71,7 +71,8 @@ extension RedisSession {
             // WAITAOF waits for its own connection's writes: the save went out on one that is gone.
             return .durabilityUnconfirmed(path: path, reason: "the connection failed with the save's reply, so the server could not be asked whether it fsynced it")
         }
-        let milliseconds = max(1, Int(connection.commandTimeout.components.seconds * 1000 * 3 / 4))
+        let (seconds, attoseconds) = connection.commandTimeout.components
+        let milliseconds = max(1, Int((seconds * 1000 + attoseconds / 1_000_000_000_000_000) * 3 / 4))
         do {
             let reply = try connection.send([RedisCommand("WAITAOF", "1", "0", String(milliseconds))], operation: "save (wait for the append-only file's fsync)")[0]
             if let message = reply.errorMessage {
