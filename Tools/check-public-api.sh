@@ -23,7 +23,7 @@ modules="$bin/Modules"
 # The app-facing names Cabinet declares (Sources/Cabinet/Exports.swift), and the
 # storage layer's names an app must not see. Keep both in step with PUBLIC-API.md.
 app_names="CabinetError RecordLocation StoreProgress StorageProblem StoreImportReport
-    TokyoCabinetByteOrder StorageLimits StorageBackend TokyoCabinetBackend MemoryBackend"
+    TokyoCabinetByteOrder StorageLimits StorageBackend TokyoCabinetBackend MemoryBackend CommitDurability"
 hidden_names="StorageTable OrderedStorageTable StoreServices
     ConcurrentReadingBackend OtherWritersBackend OthersSave PendingRecovery StoreCatalog
     CRC32 TokyoCabinetYields WriteBatch TableChanges"
@@ -47,6 +47,7 @@ func opening(_ path: String) -> String {
 }
 var options = TokyoCabinetBackend.Options()
 let backends: [any StorageBackend] = [MemoryBackend()]
+func savingFlushed(_ store: ObjectStore) throws { try store.save(durability: .flushed) }
 EOF
 if ! output=$(typecheck app); then
     echo "$output" >&2

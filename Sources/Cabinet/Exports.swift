@@ -27,6 +27,9 @@ public typealias StorageBackend = CabinetStorage.StorageBackend
 public typealias TokyoCabinetBackend = CabinetStorage.TokyoCabinetBackend
 /// A store in memory, for tests and scratch data.
 public typealias MemoryBackend = CabinetStorage.MemoryBackend
+/// How durable a save is when it returns: what ``ObjectStore/save(durability:)``
+/// and ``StorePool/write(durability:_:)`` take (`.flushed`: it survives a power loss).
+public typealias CommitDurability = CabinetStorage.CommitDurability
 
 extension CabinetError.Code {
     /// Whether `error` is a `CabinetError` with this code: what makes a code a

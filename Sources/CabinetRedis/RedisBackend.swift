@@ -228,7 +228,15 @@ extension RedisBackend {
     /// at the `EXEC` (watched), in the same `MULTI`: two processes that register
     /// different classes at once both get them in; if they gave one class ID to
     /// two classes, the second throws `CabinetError.Code.saveConflict` with nothing written.
+    ///
+    /// A flushed batch (``/CabinetStorage/CommitDurability/flushed``) returns once the server
+    /// has it in its append-only file, fsynced: confirmed by `WAITAOF` (Redis
+    /// 7.2 and later), or promised by a server with `appendonly yes` and
+    /// `appendfsync always`. A server that can do neither makes it throw
+    /// `CabinetError.Code.durabilityUnavailable` before anything is sent.
     public func commit(_ batch: WriteBatch) throws {
+        if batch.durability == .flushed { session.flush = try session.flushConfirmation() }
+        defer { session.flush = nil }
         guard !batch.catalogAdditions.isEmpty else { return try commits.commit(batch, to: self) }
         session.catalogAdditions = batch.catalogAdditions
         session.committedCatalog = nil

@@ -18,6 +18,7 @@ import Testing
         KillPointCase(name: "pool-list", scenario: "pool-list", pointsVary: true),
         KillPointCase(name: "save-grow", scenario: "save-grow"),
         KillPointCase(name: "save-synced", scenario: "save-synced"),
+        KillPointCase(name: "save-flushed", scenario: "save-flushed"),
         KillPointCase(name: "save-first", scenario: "save-first", expectation: .changes),
         KillPointCase(name: "save-new-class", scenario: "save-new-class"),
         KillPointCase(name: "save-list", scenario: "save-list", expectation: .everyClassChanges),

@@ -109,6 +109,7 @@ final class ContextLink: StoreLink {
             prepared.append((table, changes, try table.presence(of: changes)))
         }
         for (table, changes, presence) in prepared { table.stage(changes, presence: presence) }
+        group.demand(batch.durability)
     }
 
     /// Runs `body`, which writes tables, holding the pool's lock exclusively, then
@@ -138,7 +139,7 @@ final class ContextLink: StoreLink {
         let result: R
         do {
             result = depth == 1 ? try pool.writingExclusively(body) : try body()
-        } catch let error as CabinetError where error.code == .saveNotFinished {
+        } catch let error as CabinetError where error.leavesSaveCommitted {
             if let summary = summary(), !summary.isNothing { pool.publish(summary) }
             throw error
         }

@@ -176,9 +176,28 @@ public final class StorePool: Sendable {
     /// the group *is* saved; don't redo it. Throws
     /// ``/CabinetStorage/CabinetError/storeClosed(path:)`` once ``close()`` was called.
     public func write<T: Sendable>(_ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
+        try await write(durability: .asOpened, block)
+    }
+
+    /// ``write(_:)``, returning only once the block's saves are as durable as
+    /// `durability` says (see ``ObjectStore/save(durability:)``):
+    /// ``/CabinetStorage/CommitDurability/flushed`` makes them survive a power
+    /// loss, though the store was opened without `syncOnCommit`.
+    ///
+    /// ```swift
+    /// try await pool.write(durability: .flushed) { store in
+    ///     let payment = Payment(); payment.amount = 42
+    ///     store.insert(payment)
+    /// }   // on the disk here
+    /// ```
+    /// The blocks committed together take the strongest level any of them asked
+    /// for: a flushed block flushes its whole group, and the blocks before it;
+    /// the blocks around it keep their speed. A `store.save(durability: .flushed)`
+    /// inside any block does the same for its group.
+    public func write<T: Sendable>(durability: CommitDurability, _ block: @Sendable (ObjectStore) throws -> T) async throws -> T {
         try core.admit()
         defer { core.leave() }
-        let call = WriteCall<T>()
+        let call = WriteCall<T>(durability: durability)
         // The caller waits once: from handing the block to the writer queue until
         // the commit holding its saves is done (see `WriteCall`).
         var commitFailure: (any Error)?
@@ -265,7 +284,7 @@ public final class StorePool: Sendable {
                 // journal it could not finish the backend keeps, for the pool's next block.
                 defer { finished = FinishedContext(store) }
                 let value = try block(store)
-                try store.save()
+                try store.save(durability: call.durability)
                 outcome = .success(value)
             } catch {
                 outcome = .failure(error)
@@ -273,6 +292,8 @@ public final class StorePool: Sendable {
             let (ticket, waitsForCommit, failure) = core.writerEnded(waiter: waiter)
             // A commit inside the block failed: its earlier saves are gone with the group.
             if let failure, case .success = outcome { outcome = .failure(failure) }
+            // The block waits for the group's commit (its saves, or earlier blocks' it may have read): as durable as it asked.
+            if waitsForCommit, case .success = outcome { core.group.demand(call.durability) }
             call.record(outcome, finished: finished)
             // All of the call is recorded: from here its caller may be resumed.
             if waitsForCommit { core.commitIfLast() } else { ticket.resolve(.success(())) }

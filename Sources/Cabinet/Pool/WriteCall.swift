@@ -19,6 +19,12 @@ import CabinetStorage
 /// cannot see it.
 final class WriteCall<T: Sendable>: @unchecked Sendable {
     var block: (@Sendable (ObjectStore) throws -> T)?
+    /// How durable the block's saves must be when its caller is resumed.
+    let durability: CommitDurability
+
+    init(durability: CommitDurability) {
+        self.durability = durability
+    }
     private let done = Locked<(outcome: Result<T, any Error>, finished: FinishedContext?)?>(nil)
 
     /// The writer queue, once the block ran: what it returned or threw, and its context.

@@ -44,6 +44,9 @@ final class WriteGroup: @unchecked Sendable {
     /// block fails whatever it does next.
     private(set) var blockFailure: (any Error)?
     private var blockRunning = false
+    /// The strongest durability a save or a block of the group asked for: the
+    /// group's commit is that durable, so no block returns before its level is met.
+    private(set) var durability = CommitDurability.asOpened
     /// Commits made (tests count them to see blocks grouped).
     private(set) var commits = 0
 
@@ -76,6 +79,11 @@ final class WriteGroup: @unchecked Sendable {
         return (ticket, waits, blockFailure)
     }
 
+    /// A save staged in the group, or a block of it, asks for `level`.
+    func demand(_ level: CommitDurability) {
+        durability = max(durability, level)
+    }
+
     /// A save staged what `summary` says.
     func staged(_ summary: SaveSummary) {
         summaries.append(summary)
@@ -84,16 +92,17 @@ final class WriteGroup: @unchecked Sendable {
     /// Writes the staging to the store as one save, publishes its changes and
     /// resolves every waiting block. Call holding the pool's lock exclusively.
     func commit(_ core: PoolCore) throws {
-        let (waiting, changes) = (members, summaries)
+        let (waiting, changes, level) = (members, summaries, durability)
         members = []
         summaries = []
+        durability = .asOpened
         let root = core.template.root
         var failure: (any Error)?
         commits += 1
         if blockRunning { committedInBlock = true }
         do {
             let lists = try stagePendingLists(root)
-            try root.commitStaged(staging)
+            try root.commitStaged(staging, durability: level)
             lists?.commit()
         } catch {
             failure = error
@@ -101,7 +110,7 @@ final class WriteGroup: @unchecked Sendable {
         staging.discardStaged()
         root.rebuildDamagedIndexes()
         // Committed, or decided (its journal finishes it): subscribers hear of it, in order, before the callers.
-        if failure == nil || (failure as? CabinetError)?.code == .saveNotFinished {
+        if failure == nil || (failure as? CabinetError)?.leavesSaveCommitted == true {
             for change in changes { core.publish(change) }
         }
         // Nodes the group's blocks wrote are not in the table after all (unless its journal finishes it).

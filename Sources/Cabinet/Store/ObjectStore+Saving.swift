@@ -17,17 +17,46 @@ extension ObjectStore {
     /// if the process is killed in the middle (Tokyo Cabinet writes one that
     /// changes several files to a journal first, which the next open or save
     /// finishes). See `docs/ARCHITECTURE.md` and `docs/FORMAT.md`.
+    ///
+    /// It returns once the save is as durable as the store was opened for:
+    /// on Tokyo Cabinet it survives a killed process, and a power loss too with
+    /// `TokyoCabinetBackend.Options.syncOnCommit`. For one save that must
+    /// survive a power loss on any store, call ``save(durability:)``.
     public func save() throws {
-        guard !liveObservers.isEmpty else { return try saveChanges() }
+        try save(durability: .asOpened)
+    }
+
+    /// ``save()``, returning only once the save is as durable as `durability`
+    /// says: ``/CabinetStorage/CommitDurability/flushed`` makes it (and every
+    /// save before it) survive a power loss, though the store was opened
+    /// without `syncOnCommit`; the saves around it keep their speed.
+    ///
+    /// ```swift
+    /// order.status = .paid
+    /// try store.save(durability: .flushed)   // on the disk when it returns
+    /// ```
+    /// Tokyo Cabinet flushes the journal, every file the save changed, the
+    /// catalog and the directory. A Redis store needs a server that fsyncs its
+    /// append-only file at every write (`appendonly yes`, `appendfsync always`;
+    /// Redis 7.2 and later confirm it with `WAITAOF` whatever `appendfsync`
+    /// says): elsewhere the save throws
+    /// ``/CabinetStorage/CabinetError/Code-swift.struct/durabilityUnavailable``
+    /// with nothing written and the changes still pending. A memory store has
+    /// nothing to flush. If the save is committed but its flush cannot be
+    /// confirmed, it throws ``/CabinetStorage/CabinetError/Code-swift.struct/durabilityUnconfirmed``:
+    /// the objects count as saved. A flushed save with nothing to save returns
+    /// at once, flushing nothing.
+    public func save(durability: CommitDurability) throws {
+        guard !liveObservers.isEmpty else { return try saveChanges(durability: durability) }
         var committed: WriteBatch?
         defer {
             // Once the save is done (decided, if it threw saveNotFinished): its live queries hear of it.
             runLiveObserversAfterTakeIn(andCommit: committed)
         }
-        try saveChanges { committed = $0 }
+        try saveChanges(durability: durability) { committed = $0 }
     }
 
-    private func saveChanges(committedBatch: ((WriteBatch) -> Void)? = nil) throws {
+    private func saveChanges(durability: CommitDurability, committedBatch: ((WriteBatch) -> Void)? = nil) throws {
         useDetector.enter("save()")
         defer { useDetector.leave() }
         if isSaving { changeDuringSave("save()") }
@@ -65,11 +94,12 @@ extension ObjectStore {
             var batch: WriteBatch?
             do {
                 // Encoding keeps a pool block's lists for its group: inside, so a failure gives them back.
-                let encoded = try self.batch(of: entries, lists: lists)
+                var encoded = try self.batch(of: entries, lists: lists)
+                encoded.durability = durability
                 batch = encoded
                 try commit(encoded)
-            } catch let error as CabinetError where error.code == .saveNotFinished {
-                // Decided: its journal finishes it, so memory counts it as done and a retry does not write it twice.
+            } catch let error as CabinetError where error.leavesSaveCommitted {
+                // Decided: its journal finishes it (or it is in, its flush unconfirmed), so memory counts it as done and a retry does not write it twice.
                 committed = batch
                 saveCommitted(entries, lists: lists)
                 throw error
@@ -281,4 +311,11 @@ extension ObjectStore {
             entry.discardChanges()
         }
     }
+}
+
+extension CabinetError {
+    /// Whether a save that threw this is in the store all the same, so memory
+    /// counts it as done: decided, its journal finishing it (`saveNotFinished`),
+    /// or committed with its flush not confirmed (`durabilityUnconfirmed`).
+    var leavesSaveCommitted: Bool { code == .saveNotFinished || code == .durabilityUnconfirmed }
 }

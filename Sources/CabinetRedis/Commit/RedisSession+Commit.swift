@@ -32,10 +32,14 @@ extension RedisSession {
             commands.append(RedisCommand("EXEC"))
             return Body(commands: commands, incrIndex: incrIndex)
         }
-        let renamed = try withConnection { connection in
-            try commit(entry: entry, stagings: stagings.compactMap { $0 }, body: body, on: connection)
+        commitReplyLost = false
+        let (renamed, unconfirmed) = try withConnection { connection in
+            let renamed = try commit(entry: entry, stagings: stagings.compactMap { $0 }, body: body, on: connection)
+            return (renamed, flush == .waitAOF ? confirmFlush(on: connection, replyWasLost: commitReplyLost) : nil)
         }
         if renamed { for table in tables { table.stagingRenamed() } }
+        // Committed: the error says so, and the layer above counts the save as done.
+        if let unconfirmed { throw unconfirmed }
     }
 
     /// A save's `MULTI` … `EXEC`, and where in it the version is counted up.
@@ -126,6 +130,7 @@ extension RedisSession {
             } catch {
                 // The reply is lost with the connection: the save may or may not be in.
                 if try isInLog(entry.token, after: "the connection failed with the save's reply (\(error))", killing: clientID, on: connection) {
+                    commitReplyLost = true
                     return renaming
                 }
                 throw error
@@ -148,7 +153,10 @@ extension RedisSession {
                 // The replies contradict each other or are not of their commands' types: the
                 // server ran the EXEC (its reply came), but what it did is known only from the log.
                 connection.disconnect()
-                if try isInLog(entry.token, after: odd, killing: nil, on: connection) { return renaming }
+                if try isInLog(entry.token, after: odd, killing: nil, on: connection) {
+                    commitReplyLost = true
+                    return renaming
+                }
                 throw serverError("\(odd); the store's log shows that the save is not in", operation: "save (nothing was written)")
             }
         }

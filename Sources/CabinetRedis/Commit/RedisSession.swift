@@ -47,6 +47,13 @@ final class RedisSession {
     /// What the batch being committed adds to the catalog: the next commit
     /// merges it into the catalog inside its `MULTI` (set and cleared by the backend's commit).
     var catalogAdditions: [String: UInt8?] = [:]
+    /// How the commit under way confirms its flush (``CommitDurability/flushed``);
+    /// `nil` for a commit at the server's own level (set and cleared by the backend's commit).
+    var flush: FlushConfirmation?
+    /// Whether the server knows `WAITAOF` (Redis 7.2 and later), once asked.
+    var knowsWaitAOF: Bool?
+    /// Set by a commit whose reply was lost with its connection but which the log shows is in.
+    var commitReplyLost = false
     /// The catalog's bytes as the last commit that added to it wrote them.
     var committedCatalog: [UInt8]?
     private var ownTokenOrder: [[UInt8]] = []

@@ -33,8 +33,16 @@ package final class JournaledCommit: Sendable {
     /// when the journal holds it but a table could not take it,
     /// ``CabinetError/Code-swift.struct/saveNotFinished``: the batch is
     /// decided and the next commit, read or open finishes it.
+    ///
+    /// The batch's ``WriteBatch/durability`` goes to each table's transaction
+    /// (``TransactionalTable/beginTransaction(durability:)``), and to the
+    /// replay of a journal left unfinished before it, so that what it returns
+    /// on is flushed in order; the journal and the catalog are the backend's
+    /// own to flush (``StoreServices``, which knows the commit under way).
     package func commit(_ batch: WriteBatch, to backend: any StorageBackend) throws {
-        if hasUnfinished { try finishUnfinished(in: backend) }
+        let durability = batch.durability
+        // An earlier batch decided before this one: flushed with it, or this one would outlive it.
+        if hasUnfinished { try finishUnfinished(in: backend, durability: durability) }
         let tableCount = batch.tableNames.count { batch.changes(ofTable: $0) != nil }
         let additions = writesCatalog ? batch.catalogAdditions : [:]
         guard tableCount > 0 || !additions.isEmpty else { return }
@@ -49,7 +57,7 @@ package final class JournaledCommit: Sendable {
             var committed = 0
             do {
                 if tableCount > 0 {
-                    try applyInTransactions(batch, to: backend)
+                    try applyInTransactions(batch, to: backend, durability: durability)
                     committed = tableCount
                     announce()
                 }
@@ -80,7 +88,7 @@ package final class JournaledCommit: Sendable {
         // From here the journal is the batch: it is replayed at the next open if need be.
         announce()
         do {
-            if tableCount > 0 { try applyInTransactions(batch, to: backend) }
+            if tableCount > 0 { try applyInTransactions(batch, to: backend, durability: durability) }
             if let catalog { try services.writeCatalog(catalog) }
         } catch {
             if let failure = error as? PartialCommit, failure.committedTables == 0, (try? services.removeJournal()) != nil {
@@ -88,7 +96,7 @@ package final class JournaledCommit: Sendable {
             }
             unfinished.withLock { $0 = true }
             // A failure that passed (a write that failed once): finishing now makes it a plain success.
-            if (try? finishUnfinished(in: backend)) != nil { return }
+            if (try? finishUnfinished(in: backend, durability: durability)) != nil { return }
             throw CabinetError.saveNotFinished(path: backend.path, reason: "\((error as? PartialCommit)?.error ?? error)")
         }
         do {
@@ -101,9 +109,11 @@ package final class JournaledCommit: Sendable {
     }
 
     /// Applies a journal left by a batch a kill (or a failed write) interrupted,
-    /// and removes it; returns its size, or `nil` if there was none.
+    /// and removes it; returns its size, or `nil` if there was none. Its tables'
+    /// transactions are at `durability`: a replay is no new commit, but one
+    /// done inside a flushed commit is flushed with it.
     @discardableResult
-    package func finishUnfinished(in backend: any StorageBackend) throws -> Int? {
+    package func finishUnfinished(in backend: any StorageBackend, durability: CommitDurability = .asOpened) throws -> Int? {
         let services = backend.services
         guard services.needsJournal, let bytes = try services.readJournal() else {
             unfinished.withLock { $0 = false }
@@ -113,7 +123,7 @@ package final class JournaledCommit: Sendable {
         let announce = { (services as? any AnnouncesCommits)?.willChangeEverything() }
         var additions: [String: UInt8?] = [:]
         do {
-            try applyInTransactions(to: backend) { table in
+            try applyInTransactions(to: backend, durability: durability) { table in
                 // Records come table by table: the last table is asked for first.
                 var last: (name: String, table: any StorageTable)?
                 additions = try WriteBatch.replay(bytes, location: location) { name, key, value in
@@ -157,8 +167,8 @@ package final class JournaledCommit: Sendable {
     }
 
     /// Writes `batch`'s changes, each table in one transaction, then commits them all.
-    private func applyInTransactions(_ batch: WriteBatch, to backend: any StorageBackend) throws {
-        try applyInTransactions(to: backend) { table in
+    private func applyInTransactions(_ batch: WriteBatch, to backend: any StorageBackend, durability: CommitDurability) throws {
+        try applyInTransactions(to: backend, durability: durability) { table in
             try batch.forEachTable { name, changes in
                 let table = try table(name)
                 try changes.forEach { key, value in
@@ -173,7 +183,7 @@ package final class JournaledCommit: Sendable {
     /// for by name (each opened, and its transaction begun, the first time),
     /// then commits them all. On failure throws a ``PartialCommit`` that says
     /// how many tables had committed before it.
-    private func applyInTransactions(to backend: any StorageBackend,
+    private func applyInTransactions(to backend: any StorageBackend, durability: CommitDurability,
                                      _ records: (_ table: (String) throws -> any StorageTable) throws -> Void) throws {
         var tables: [String: any TransactionalTable] = [:]
         var begun: [any TransactionalTable] = []
@@ -196,7 +206,7 @@ package final class JournaledCommit: Sendable {
                 guard let table = try backend.openTable(named: name) as? any TransactionalTable else {
                     throw CabinetError.tablesWithoutTransactions(RecordLocation(file: backend.location(ofTable: name)))
                 }
-                try table.beginTransaction()
+                try table.beginTransaction(durability: durability)
                 begun.append(table)
                 tables[name] = table
                 return table

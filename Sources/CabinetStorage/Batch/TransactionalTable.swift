@@ -18,6 +18,13 @@ package protocol TransactionalTable: StorageTable {
     /// a transaction") and leaves the open one as it was. A read-only table throws
     /// ``CabinetError/readOnly(path:reason:)``.
     func beginTransaction() throws
+    /// ``beginTransaction()`` for a commit at `durability`: a table whose file
+    /// can be flushed makes ``commitTransaction()`` return only once the
+    /// transaction is on stable storage when `durability` is
+    /// ``CommitDurability/flushed``, and goes back to its own level after.
+    /// Tables with nothing of their own to flush (memory, Redis, whose server
+    /// flushes) keep the default, which ignores the level.
+    func beginTransaction(durability: CommitDurability) throws
     /// Makes the transaction's changes permanent. If it throws, none of them
     /// were made: the table has rolled the transaction back, and the next
     /// ``beginTransaction()`` starts afresh.
@@ -28,6 +35,10 @@ package protocol TransactionalTable: StorageTable {
 }
 
 extension TransactionalTable {
+    package func beginTransaction(durability: CommitDurability) throws {
+        try beginTransaction()
+    }
+
     /// Runs `body` in one transaction: committed if it returns, aborted if it throws.
     package func transaction<R>(_ body: () throws -> R) throws -> R {
         try beginTransaction()

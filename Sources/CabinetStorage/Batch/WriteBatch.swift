@@ -31,6 +31,18 @@ public struct WriteBatch: Sendable {
     /// named buffers. They are committed with the batch's changes, all or
     /// nothing, so a batch that makes a table, sent to another store, makes it there too.
     public private(set) var catalogAdditions: [String: UInt8?] = [:]
+    /// How durable the commit must be when it returns (``CommitDurability``):
+    /// as the backend was opened unless set.
+    ///
+    /// ```swift
+    /// var batch = WriteBatch()
+    /// batch.set(record, forKey: rowKey, inTable: "Payment")
+    /// batch.durability = .flushed
+    /// try backend.commit(batch)       // returns once the batch is on the disk
+    /// ```
+    /// Not part of the batch's bytes (``encoded()``): a journal replayed, or
+    /// sent to another store, commits at the level its committer asks for.
+    public var durability = CommitDurability.asOpened
 
     public init() {}
 
@@ -122,8 +134,10 @@ public struct WriteBatch: Sendable {
     }
 
     /// Adds every change of `other` after this batch's own, table by table
-    /// (``add(_:toTable:)``): a key both change takes `other`'s value.
+    /// (``add(_:toTable:)``): a key both change takes `other`'s value. The
+    /// merged batch asks for the stronger ``durability`` of the two.
     public mutating func append(contentsOf other: WriteBatch) {
+        durability = max(durability, other.durability)
         other.forEachTable { name, changes in add(changes, toTable: name) }
         for (name, tag) in other.catalogAdditions { catalogAdditions[name] = .some(tag) }
     }

@@ -54,6 +54,18 @@ package enum DirectoryFiles {
         if fsync(fd) != 0 { throw failure("sync directory", directory) }
     }
 
+    /// Flushes the file at `path` (not followed if it is a link); a file that is
+    /// gone is not an error.
+    package static func syncFile(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return }
+            throw failure("open", path)
+        }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw failure("sync", path) }
+    }
+
     /// Creates `path` afresh and writes `bytes` to it. `path` is a temporary that is renamed into place.
     package static func write(_ bytes: [UInt8], to path: String, sync: Bool) throws {
         if unlink(path) != 0 && errno != ENOENT { throw failure("remove leftover", path) }

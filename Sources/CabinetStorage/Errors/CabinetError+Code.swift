@@ -154,6 +154,17 @@ extension CabinetError {
         /// ``CabinetError/location`` (the file) and ``CabinetError/reason`` (its layout).
         /// Convert a copy with `cabinet import` (`ObjectStore.importStore(from:to:)`).
         public static let foreignByteOrder = Code(rawValue: "foreignByteOrder")
+        /// A save asked for ``CommitDurability/flushed`` and the backend cannot
+        /// promise it (a Redis server that does not fsync its append-only file at
+        /// every write). Nothing was written and the changes stay pending: save
+        /// again once the backend is configured for it, or at the default level.
+        /// Sets ``CabinetError/path``, ``CabinetError/reason`` (what to configure).
+        public static let durabilityUnavailable = Code(rawValue: "durabilityUnavailable")
+        /// A save asked for ``CommitDurability/flushed``: it was committed, but the
+        /// backend did not confirm in time that it reached stable storage (a Redis
+        /// server's `WAITAOF` timed out). The objects count as saved; a power loss
+        /// may still lose it. Sets ``CabinetError/path``, ``CabinetError/reason``.
+        public static let durabilityUnconfirmed = Code(rawValue: "durabilityUnconfirmed")
 
         /// Whether `error` is a ``CabinetError`` with this code: what makes a code a
         /// `catch` (or `case`) pattern.

@@ -86,6 +86,10 @@ extension CabinetError {
             return "Cabinet: another process saved the store '\(path)' first (\(reason)); nothing of this save was written and its changes are still pending. Call refresh(discardingConflicts: true) to take that save (it discards your changes to the objects it changed), apply them again, then save."
         case .foreignByteOrder:
             return "Cabinet: \(l) is a Tokyo Cabinet file in \(reason); this machine's Tokyo Cabinet writes the other layout and cannot open it. The store was probably copied from a Mac: convert it with `cabinet import '\(path)' NEWSTORE`, which only reads it and writes a new store with the same content."
+        case .durabilityUnavailable:
+            return "Cabinet: the save asked to be flushed to stable storage, which the store '\(path)' cannot promise: \(reason). Nothing was written and the changes are still pending; save again once the store is configured for it, or save without durability: .flushed."
+        case .durabilityUnconfirmed:
+            return "Cabinet: the save is committed to the store '\(path)', but it was not confirmed to be on stable storage: \(reason). The objects count as saved (don't save them again); a power loss before the server flushes may lose it."
         default:
             let place = location.map { " at \($0)" } ?? self.path.map { " in the store '\($0)'" } ?? ""
             return "Cabinet: \(code)\(place)" + (self.reason.map { ": \($0)." } ?? ".")

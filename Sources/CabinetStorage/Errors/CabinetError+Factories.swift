@@ -242,6 +242,26 @@ extension CabinetError {
     public static func foreignByteOrder(_ location: RecordLocation, store: String, layout: TokyoCabinetByteOrder) -> CabinetError {
         CabinetError(.foreignByteOrder, location: location, path: store, reason: "\(layout.rawValue) layout (\(layout.writers))")
     }
+
+    /// A ``Code/durabilityUnavailable`` error: the store at `path` cannot flush a
+    /// batch as asked, for `reason` (which says what to configure); nothing was written.
+    ///
+    /// ```swift
+    /// throw CabinetError.durabilityUnavailable(path: "redis://cache:6379/music", reason: "appendfsync is everysec; set it to always")
+    /// ```
+    public static func durabilityUnavailable(path: String, reason: String) -> CabinetError {
+        CabinetError(.durabilityUnavailable, path: path, reason: reason)
+    }
+
+    /// A ``Code/durabilityUnconfirmed`` error: the batch is committed to the store
+    /// at `path`, but its flush to stable storage was not confirmed, for `reason`.
+    ///
+    /// ```swift
+    /// throw CabinetError.durabilityUnconfirmed(path: "redis://cache:6379/music", reason: "WAITAOF timed out after 5 s")
+    /// ```
+    public static func durabilityUnconfirmed(path: String, reason: String) -> CabinetError {
+        CabinetError(.durabilityUnconfirmed, path: path, reason: reason)
+    }
 }
 
 extension CabinetError {

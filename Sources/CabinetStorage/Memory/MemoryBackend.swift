@@ -25,6 +25,8 @@ public final class MemoryBackend: StorageBackend, StoreServices {
     public var services: any StoreServices { self }
 
     /// Each table's changes in one transaction: in memory, none can fail half way.
+    /// A batch's ``WriteBatch/durability`` changes nothing: no disk holds it,
+    /// so a ``CommitDurability/flushed`` batch has nothing to flush.
     public func commit(_ batch: WriteBatch) throws {
         try commits.commit(batch, to: self)
     }

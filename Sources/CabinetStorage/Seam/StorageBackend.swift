@@ -161,6 +161,18 @@ public protocol StorageBackend: AnyObject {
     /// the next writable open) finishes it. Tokyo Cabinet writes a batch that
     /// changes several files to its journal first (`JournaledCommit`); Redis
     /// sends it in one `MULTI`/`EXEC`; the memory backend applies it at once.
+    ///
+    /// The batch's ``WriteBatch/durability`` says how far it must have gone
+    /// when this returns. At ``CommitDurability/asOpened`` (the default), as far
+    /// as the backend goes when opened as it was. At ``CommitDurability/flushed``,
+    /// on stable storage, surviving a power loss, and with it every batch this
+    /// backend committed before: flush what it wrote (files, their directory
+    /// entries), or have the server confirm it did. A backend that cannot promise
+    /// it throws ``CabinetError/Code-swift.struct/durabilityUnavailable`` before
+    /// writing anything; one that wrote the batch and could not confirm its flush
+    /// throws ``CabinetError/Code-swift.struct/durabilityUnconfirmed`` (the batch
+    /// is committed). A backend that keeps nothing on a disk (memory) has
+    /// nothing to flush and commits such a batch as any other.
     func commit(_ batch: WriteBatch) throws
 
     /// Whether a batch was decided but not applied in full (see ``commit(_:)``):

@@ -99,6 +99,8 @@ final class DictionaryBackend: StorageBackend, StoreServices, ConcurrentReadingB
 
     /// Checks every table first (the one failure a dictionary has: a table the
     /// catalog lists is gone), then applies each change: nothing can fail between.
+    /// `batch.durability` is ignored, as the seam allows a backend with no disk
+    /// (`StorageBackend.commit(_:)`): a flushed batch has nothing to flush.
     func commit(_ batch: WriteBatch) throws {
         try checkOpen()
         try batch.forEachTable { name, _ in

@@ -28,7 +28,8 @@ public func exerciseAppSurface(in directory: String) throws -> [String] {
     let note = SurfaceNote()
     note.text = "hello"
     store.insert(note)
-    try store.save()
+    let durability: CommitDurability = .flushed
+    try store.save(durability: durability)
     var reports: [StoreProgress] = []
     let progress: StoreProgress.Handler = { reports.append($0) }
     try store.backup(to: directory + "/backup", progress: progress)

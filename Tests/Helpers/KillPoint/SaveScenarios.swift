@@ -25,9 +25,9 @@ func favorites(_ songs: [Song], _ label: String) -> DataBuffer {
 
 extension Scenario {
     /// The save of `store`'s changes as a step: memory must keep them if it fails.
-    func save(_ store: ObjectStore, _ steps: Steps) throws {
+    func save(_ store: ObjectStore, _ steps: Steps, durability: CommitDurability = .asOpened) throws {
         try steps.step("save", memory: { try describe(store, self) }, pending: { store.hasUnsavedChanges }) {
-            try store.save()
+            try store.save(durability: durability)
         }
     }
 }
@@ -124,14 +124,18 @@ struct SaveGrow: Scenario {
 /// A store that syncs every commit (`syncOnCommit`: each file, the journal and the
 /// directory flushed): a journaled save of two classes and a named buffer that
 /// also grows Song's buckets, so every fsync of the durable path is a point.
+/// `save-flushed` is the same save asking for it alone (`save(durability:
+/// .flushed)`) on a store opened without `syncOnCommit`.
 struct SaveSynced: Scenario {
-    let name = "save-synced"
+    /// The save asks to be flushed; the store does not sync on commit.
+    var flushedSave = false
+    var name: String { flushedSave ? "save-flushed" : "save-synced" }
     let classes: [StoredObject.Type] = [Song.self, Playlist.self]
     let bufferNames = ["Favorite"]
     var tuning: TokyoCabinetBackend.Options {
         var tuning = TokyoCabinetBackend.Options()
         tuning.bucketCount = 7
-        tuning.syncOnCommit = true
+        tuning.syncOnCommit = !flushedSave
         return tuning
     }
     func prepare(_ work: Work) throws {
@@ -156,7 +160,7 @@ struct SaveSynced: Scenario {
         list.songs.append(added[0])
         try store.setNamedBuffer(favorites([added[1]], "v2"), forName: "Favorite")
         steps.arm()
-        try save(store, steps)
+        try save(store, steps, durability: flushedSave ? .flushed : .asOpened)
     }
 }
 

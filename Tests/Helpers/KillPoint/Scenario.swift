@@ -53,7 +53,7 @@ extension Scenario {
 
 /// Every scenario, by name.
 var scenarios: [any Scenario] {
-    [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveFirst(), SaveNewClass(), SaveList(), SaveIndexed(),
+    [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveSynced(flushedSave: true), SaveFirst(), SaveNewClass(), SaveList(), SaveIndexed(),
      Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay(), PoolGroup(), PoolList(), ExportScenario(), ImportScenario()]
 }
 

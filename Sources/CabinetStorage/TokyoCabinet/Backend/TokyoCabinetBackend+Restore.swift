@@ -119,5 +119,6 @@ extension TokyoCabinetTable {
     /// Flushes the file's changes to the disk.
     func sync() throws {
         guard tchdbsync(try open()) else { throw failure("sync") }
+        hasUnflushedChanges = false
     }
 }

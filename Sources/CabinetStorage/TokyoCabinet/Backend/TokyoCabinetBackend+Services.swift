@@ -93,7 +93,9 @@ extension TokyoCabinetBackend {
     public func writeCatalog(_ catalog: StoreCatalog) throws {
         try checkWritable("the store's catalog needs to be written")
         let final = path + "/" + TokyoCabinetBackend.catalogFileName
-        try DirectoryFiles.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit)
+        try DirectoryFiles.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit || journalFile.flushing)
+        // Renamed into place unflushed: a later flushed commit flushes it first.
+        catalogUnflushed = !(options.syncOnCommit || journalFile.flushing)
     }
 
     /// What a writable open must finish before the files read consistently: a

@@ -81,6 +81,9 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     let commits = JournaledCommit()
     /// A reader's watch on the writer's commit announcements (``watchCommits(_:)``).
     var commitWatcher: CommitWatcher?
+    /// Whether the catalog was renamed into place without a flush since the last
+    /// flushed commit (see `commitFlushed(_:)`).
+    var catalogUnflushed = false
 
     /// Opens the store directory at `directory` (creating it if missing, unless
     /// `options` say otherwise) and locks it.
@@ -216,8 +219,11 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
 
     /// One file's changes in one transaction; several files' through the
     /// journal first (`JournaledCommit`), so a kill at any instant leaves all or none.
+    /// A batch whose ``WriteBatch/durability`` is ``CommitDurability/flushed``
+    /// is flushed as with ``Options/syncOnCommit`` (see `commitFlushed(_:)`).
     public func commit(_ batch: WriteBatch) throws {
         try checkWritable("a save writes the store")
+        if batch.durability == .flushed && !options.syncOnCommit { return try commitFlushed(batch) }
         try commits.commit(batch, to: self)
     }
 

@@ -16,15 +16,18 @@ import Darwin
 /// appending to a big list makes at every request. In place it is two writes:
 ///
 /// 1. the header (state 1, the journal's length and its CRC-32) and the journal,
-///    in one `pwrite` (with `syncOnCommit`, then `fdatasync`). A write of
+///    in one `pwrite` (with `syncOnCommit`, or in a flushed commit, then
+///    `fdatasync`). A write of
 ///    several pages can be stopped by a kill between two, leaving this
 ///    journal's first pages before the rest of an older one: the journal is
 ///    whole only if it ends with the CRC-32 the header names and its bytes
 ///    match it. One that is not decided nothing (no file is touched before
 ///    the write returned) and is not there;
 /// 2. the files take the changes;
-/// 3. the header is written again with state 0 (with `syncOnCommit`, then
-///    `fdatasync`): no journal.
+/// 3. the header is written again with state 0 (flushed as the journal was):
+///    no journal. Flushed before a flushed commit returns, or a power loss could
+///    keep the journal and lose the state 0, and its replay would undo a later
+///    commit that changed the same keys without a journal.
 ///
 /// Never written through a link: a file in its place that is a FIFO, or has a
 /// second hard link, is removed and made anew; the path and the descriptor are
@@ -45,6 +48,11 @@ package final class TokyoCabinetJournalFile {
     let path: String
     let directory: String
     let sync: Bool
+    /// Set for the span of a flushed commit (``CommitDurability/flushed``) on a
+    /// store opened without `syncOnCommit`: the file is flushed as with it.
+    var flushing = false
+    /// Whether writes are flushed: the store syncs on commit, or this commit asks to.
+    private var syncs: Bool { sync || flushing }
     private var fd: Int32 = -1
     /// The length of the journal in the file, 0 when it holds none.
     private var heldLength = 0
@@ -83,7 +91,7 @@ package final class TokyoCabinetJournalFile {
         heldLength = journal.count
         try writeAll(bytes, at: 0, "write journal")
         holding = .journal
-        if sync && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
+        if syncs && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
     }
 
     /// Marks the file as holding no journal; durable when it returns.
@@ -97,7 +105,7 @@ package final class TokyoCabinetJournalFile {
             case .none, .empty, .torn: return
             case .legacy, .unreadable:
                 try DirectoryFiles.remove(path)
-                if sync { try DirectoryFiles.syncDirectory(directory) }
+                if syncs { try DirectoryFiles.syncDirectory(directory) }
                 return
             case .journal(let journal):
                 try openForWriting()
@@ -105,7 +113,7 @@ package final class TokyoCabinetJournalFile {
             }
         }
         try writeAll(Self.header(holding: nil), at: 0, "remove journal")
-        if sync && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
+        if syncs && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
         holding = .none
         // The header decides; giving back the room of a big journal is housekeeping.
         if heldLength > Self.keptSize { _ = ftruncate(fd, off_t(Self.headerSize)) }
@@ -150,7 +158,7 @@ package final class TokyoCabinetJournalFile {
             guard descriptor >= 0 else { throw DirectoryFiles.failure("create", path) }
             fd = descriptor
             // The file's name must outlive a power loss as its bytes do.
-            if sync { try DirectoryFiles.syncDirectory(directory) }
+            if syncs { try DirectoryFiles.syncDirectory(directory) }
             return
         }
         fd = descriptor

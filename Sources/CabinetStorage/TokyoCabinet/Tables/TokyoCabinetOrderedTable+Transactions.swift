@@ -5,6 +5,10 @@ import CTokyoCabinet
 /// failed write (see the type's comment).
 extension TokyoCabinetOrderedTable {
     func beginTransaction() throws {
+        try beginTransaction(durability: .asOpened)
+    }
+
+    func beginTransaction(durability: CommitDurability) throws {
         if options.readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
         // (A fatal handle's transaction is rolled back by the reopen below.)
         if let bdb = handle, bdb.pointee.tran, !isFatal { throw CabinetError.transactionAlreadyOpen(path: path) }
@@ -22,9 +26,12 @@ extension TokyoCabinetOrderedTable {
             TokyoCabinetOrderedTable.dropHeaderLog(of: bdb)
             throw error
         }
+        // After the header's log: its begin and void need no flush of their own.
+        syncTransactions(of: bdb, durability == .flushed || options.syncOnCommit)
         let begun = tcbdbtranbegin(bdb)
         generation &+= 1
         guard begun else {
+            syncTransactions(of: bdb, options.syncOnCommit)
             let error = failure("begin transaction")
             reopenAfterFailure()
             throw error
@@ -35,7 +42,11 @@ extension TokyoCabinetOrderedTable {
 
     func commitTransaction() throws {
         let bdb = try open()
+        let synced = bdb.pointee.hdb.map { $0.pointee.omode & UInt32(HDBOTSYNC) != 0 } ?? false
         let committed = tcbdbtrancommit(bdb)
+        syncTransactions(of: bdb, options.syncOnCommit)
+        // A synced commit fsyncs the whole file: what earlier commits left in the page cache too.
+        hasUnflushedChanges = !(committed && synced)
         writeCheck = nil
         defer { generation &+= 1 }
         if committed { flushed() }
@@ -65,6 +76,8 @@ extension TokyoCabinetOrderedTable {
         // Before any rollback: the file keeps its mark until it is rebuilt.
         if writeFailed, let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
         let aborted = tcbdbtranabort(bdb)
+        syncTransactions(of: bdb, options.syncOnCommit)
+        hasUnflushedChanges = true   // the rollback rewrote pages
         writeCheck = nil
         defer { generation &+= 1 }
         let error = aborted ? nil : failure("abort transaction")
@@ -73,6 +86,12 @@ extension TokyoCabinetOrderedTable {
         if !aborted || isFatal { reopenAfterFailure() }
         if writeFailed { rebuildAfterFailedWrite() }
         if let error { throw error }
+    }
+
+    /// Sets the sync of the hash file's transactions under the tree (see
+    /// ``TokyoCabinetTable/syncTransactions(of:_:)``).
+    private func syncTransactions(of bdb: UnsafeMutablePointer<TCBDB>, _ sync: Bool) {
+        if let hdb = bdb.pointee.hdb { TokyoCabinetTable.syncTransactions(of: hdb, sync) }
     }
 
     /// Rewrites the file without free space (a copy renamed over it), the

@@ -30,6 +30,9 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
     /// A write made outside a transaction: its pages may be in the tree's cache
     /// only, until a sync, a transaction or a reopen flushes them.
     private var unflushedWrites = false
+    /// Whether the file may hold changes only in the page cache (see
+    /// ``TokyoCabinetTable/hasUnflushedChanges``).
+    var hasUnflushedChanges = false
     /// Counts every change of the file or the handle: a scan of the map that sees
     /// it change under it goes on with Tokyo Cabinet's cursor instead.
     var generation = 0
@@ -81,7 +84,10 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
     /// Notes a change of the file made by `bdb`'s last call.
     private func wrote(_ bdb: UnsafeMutablePointer<TCBDB>) {
         generation &+= 1
-        if !bdb.pointee.tran { unflushedWrites = true }
+        if !bdb.pointee.tran {
+            unflushedWrites = true
+            hasUnflushedChanges = true
+        }
     }
 
     /// Notes that every changed page is in the file (a begun or committed
@@ -150,6 +156,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
         defer { generation &+= 1 }
         guard try withHeaderLogged(bdb, { tcbdbsync(bdb) }) else { throw failure("sync") }
         flushed()
+        hasUnflushedChanges = false
     }
 
     var readingStamp: TokyoCabinetTable.ReadingStamp? { nil }

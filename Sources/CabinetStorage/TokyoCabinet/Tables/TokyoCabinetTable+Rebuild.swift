@@ -71,6 +71,8 @@ extension TokyoCabinetTable {
             handle = try? TokyoCabinetTable.openHandle(path: path, options: options)
             throw error
         }
+        // Unsynced without syncOnCommit: the next flushed commit flushes the new file.
+        hasUnflushedChanges = !options.syncOnCommit
         handle = try TokyoCabinetTable.openHandle(path: path, options: options)
     }
 

@@ -53,6 +53,10 @@ final class TokyoCabinetTable: TransactionalTable {
     private var isClosed = false
     /// Set while the index needs rebuilding after a failed transaction (see ``repairIndexAfterFailedTransaction()``).
     private var needsIndexRebuild = false
+    /// Whether the file may hold changes that are only in the page cache: a
+    /// commit that was not synced, or a rollback, since the last flush. A
+    /// flushed commit of another table flushes this one first (``sync()``).
+    var hasUnflushedChanges = false
     /// Reused for single reads, so a fault costs no allocation (not when ``concurrentReads``).
     private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity = 1024
@@ -323,13 +327,20 @@ final class TokyoCabinetTable: TransactionalTable {
     }
 
     func beginTransaction() throws {
+        try beginTransaction(durability: .asOpened)
+    }
+
+    func beginTransaction(durability: CommitDurability) throws {
         if readOnly { throw CabinetError.readOnly(path: path, reason: "a save needs to write") }
         // (A fatal handle's transaction is rolled back by the reopen below.)
         if let hdb = handle, hdb.pointee.tran, !isFatal { throw CabinetError.transactionAlreadyOpen(path: path) }
         if isFatal { reopenAfterFailure() }
         try rebuildIndexIfNeeded()
-        guard tchdbtranbegin(try open()) else {
+        let hdb = try open()
+        TokyoCabinetTable.syncTransactions(of: hdb, durability == .flushed || options.syncOnCommit)
+        guard tchdbtranbegin(hdb) else {
             let error = failure("begin transaction")
+            TokyoCabinetTable.syncTransactions(of: hdb, options.syncOnCommit)
             reopenAfterFailure()
             throw error
         }
@@ -337,7 +348,12 @@ final class TokyoCabinetTable: TransactionalTable {
 
     func commitTransaction() throws {
         let hdb = try open()
-        guard tchdbtrancommit(hdb) else {
+        let synced = hdb.pointee.omode & UInt32(HDBOTSYNC) != 0
+        let committed = tchdbtrancommit(hdb)
+        TokyoCabinetTable.syncTransactions(of: hdb, options.syncOnCommit)
+        // A synced commit fsyncs the whole file: what earlier commits left in the page cache too.
+        hasUnflushedChanges = !(committed && synced)
+        guard committed else {
             // A commit that failed is not a commit. Tokyo Cabinet ends the transaction
             // anyway, leaving the file part-written and its log of the old pages in
             // place; put the transaction back so that aborting it restores those pages.
@@ -360,6 +376,8 @@ final class TokyoCabinetTable: TransactionalTable {
         // Before the rollback: the file keeps its mark until it is rebuilt.
         if writeFailed { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
         let aborted = tchdbtranabort(hdb)
+        TokyoCabinetTable.syncTransactions(of: hdb, options.syncOnCommit)
+        hasUnflushedChanges = true   // the rollback rewrote pages
         let error = aborted ? nil : failure("abort transaction")
         if aborted && !isFatal { TokyoCabinetLog.settleAfterRollback(hdb) }
         if !aborted || isFatal { reopenAfterFailure() }
