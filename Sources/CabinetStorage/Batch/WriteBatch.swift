@@ -134,8 +134,11 @@ public struct WriteBatch: Sendable {
     }
 
     /// Adds every change of `other` after this batch's own, table by table
-    /// (``add(_:toTable:)``): a key both change takes `other`'s value. The
-    /// merged batch asks for the stronger ``durability`` of the two.
+    /// (``add(_:toTable:)``): a key both change takes `other`'s value, and so
+    /// does a table both add to the catalog (``catalogAdditions``: the commit
+    /// checks the tag it ends with against the store's catalog, and refuses a
+    /// clash with nothing written). The merged batch asks for the stronger
+    /// ``durability`` of the two.
     public mutating func append(contentsOf other: WriteBatch) {
         durability = max(durability, other.durability)
         other.forEachTable { name, changes in add(changes, toTable: name) }
