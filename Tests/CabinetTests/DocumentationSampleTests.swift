@@ -49,6 +49,26 @@ import Testing
         #expect(try store.fetchAll(Song.self).map(\.title) == ["synced"])
     }
 
+    /// DurabilityAndRecovery.md's flushed save, on a store opened without `syncOnCommit`.
+    @Test func theFlushedSaveSampleRuns() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/shop"
+        do {
+            let store = try ObjectStore(path: path)
+            try store.register(Payment.self)
+            let payment = Payment()
+            store.insert(payment)
+            try store.save()
+            payment.status = .settled
+            try store.save(durability: .flushed)
+            #expect(!store.hasUnsavedChanges)
+            store.close()
+        }
+        let store = try ObjectStore(path: path)
+        try store.register(Payment.self)
+        #expect(try store.fetchAll(Payment.self).map(\.status) == [.settled])
+    }
+
     /// The tour's samples in Cabinet.md, RelationshipsAndFaulting.md and
     /// ChangeTrackingAndUndo.md, in a temporary directory.
     @Test func theTourSamplesRun() throws {
@@ -72,5 +92,18 @@ import Testing
         try store.save()
         #expect(try store.fetchAll(Playlist.self).map(\.title) == ["Road trip"] && store.fetchAll(Song.self).isEmpty)
         store.close()
+    }
+}
+
+/// The payment of DurabilityAndRecovery.md's flushed save.
+final class Payment: StoredObject {
+    enum Status: UInt8 { case pending, settled }
+    @Stored var status = Status.pending
+
+    override func read(from buffer: inout DataBuffer) throws {
+        status = Status(rawValue: try buffer.readUInt8()) ?? .pending
+    }
+    override func write(to buffer: inout DataBuffer) {
+        buffer.writeUInt8(status.rawValue)
     }
 }
