@@ -30,10 +30,13 @@ extension TokyoCabinetBackend {
         }
     }
 
-    /// Flushes what commits made since the last flushed one left in the page
-    /// cache: files, the catalog, then the directory (names they were renamed to).
+    /// Flushes what commits made since the last flushed one (or before this
+    /// open) left in the page cache: the journal first (a state 1 kept
+    /// without its state 0 would be replayed over this commit), files, the
+    /// catalog and the format marker, then the directory (names they were
+    /// made or renamed with).
     private func flushEarlierCommits() throws {
-        var flushed = false
+        var flushed = try journalFile.flushIfNeeded()
         for name in tables.keys.sorted() {
             guard let table = tables[name], table.hasUnflushedChanges else { continue }
             try table.sync()

@@ -74,7 +74,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     /// (see ``withCommittedState(_:)``).
     var readerStamps: [String: TokyoCabinetTable.ReadingStamp] = [:]
     /// The journal file, kept open by a writer once its first save of several files wrote it.
-    lazy var journalFile = TokyoCabinetJournalFile(path: journalPath, directory: path, sync: options.syncOnCommit)
+    lazy var journalFile = TokyoCabinetJournalFile(path: journalPath, directory: path, sync: options.syncOnCommit, writable: !options.readOnly)
     /// A reader's kept look at the journal file, at every read operation (see ``TokyoCabinetJournalProbe``).
     let journalProbe: TokyoCabinetJournalProbe
     /// Batches that change several files go through the journal.

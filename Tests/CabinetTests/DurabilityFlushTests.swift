@@ -1,0 +1,35 @@
+@testable import Cabinet
+@testable import CabinetStorage
+import Foundation
+import Testing
+
+/// What a flushed save flushes besides its own writes: the journal an earlier
+/// default save left, what an earlier process left, files rebuilt or
+/// compacted, and a pool block's group committed inside the block. Seen in the
+/// kill-point shim's log of a scenario (Tests/Helpers/KillPoint/FlushScenarios)
+/// or in the tables' flags.
+@Suite struct DurabilityFlushTests {
+    /// The file-changing calls of one unkilled, armed run of `scenario`.
+    private func calls(of scenario: String) throws -> [String] {
+        let harness = try KillPointHarness(KillPointCase(name: scenario, scenario: scenario))
+        try harness.measure()
+        return harness.calls
+    }
+
+    private static func isFlush(_ call: String, of file: String) -> Bool {
+        ["fsync ", "fdatasync "].contains { call == $0 + file }
+    }
+
+    /// A journaled default save, then a flushed save of one file: the journal's
+    /// last write (state 0) is flushed before the flushed save's commit.
+    @Test func aFlushedSaveFlushesTheJournalAnEarlierSaveLeft() throws {
+        let calls = try calls(of: "flush-after-journal")
+        let lastWrite = try #require(calls.lastIndex { $0.hasPrefix("pwrite") && $0.hasSuffix("store/.cabinet-journal") },
+                                     "the default save wrote no journal: \(calls)")
+        let flush = calls[(lastWrite + 1)...].firstIndex { Self.isFlush($0, of: "store/.cabinet-journal") }
+        #expect(flush != nil, "the journal's state 0 is never flushed: \(calls[lastWrite...])")
+        let firstFlushOfSong = calls[(lastWrite + 1)...].firstIndex { $0.hasSuffix(" store/Song") && $0.hasPrefix("fsync") }
+        if let flush, let firstFlushOfSong { #expect(flush < firstFlushOfSong, "the journal is flushed after the flushed commit") }
+    }
+
+}
