@@ -32,4 +32,16 @@ import Testing
         if let flush, let firstFlushOfSong { #expect(flush < firstFlushOfSong, "the journal is flushed after the flushed commit") }
     }
 
+    /// A flushed save of Playlist in a store an earlier process saved unflushed:
+    /// Song (not written by this save), the catalog and the format marker are flushed.
+    @Test func aFlushedSaveFlushesWhatAnEarlierProcessLeft() throws {
+        let calls = try calls(of: "flush-earlier-open")
+        // (The close truncates each file to its size: not a write of the save.)
+        #expect(!calls.contains { $0.hasSuffix(" store/Song") && ["write", "pwrite"].contains(where: $0.hasPrefix) },
+                "the save wrote Song, so this does not show an earlier process's writes flushed: \(calls)")
+        for file in ["store/Song", "store/.cabinet-format", "store/.cabinet-catalog"] {
+            #expect(calls.contains { Self.isFlush($0, of: file) }, "\(file) is not flushed: \(calls)")
+        }
+    }
+
 }

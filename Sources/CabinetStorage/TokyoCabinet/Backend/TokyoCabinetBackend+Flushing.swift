@@ -42,9 +42,9 @@ extension TokyoCabinetBackend {
             try table.sync()
             flushed = true
         }
-        if catalogUnflushed {
-            try DirectoryFiles.syncFile(path + "/" + TokyoCabinetBackend.catalogFileName)
-            catalogUnflushed = false
+        for name in unflushedServiceFiles.sorted() {
+            try DirectoryFiles.syncFile(path + "/" + name)
+            unflushedServiceFiles.remove(name)
             flushed = true
         }
         if flushed { try DirectoryFiles.syncDirectory(path) }

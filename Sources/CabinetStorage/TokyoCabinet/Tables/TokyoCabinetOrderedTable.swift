@@ -31,8 +31,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
     /// only, until a sync, a transaction or a reopen flushes them.
     private var unflushedWrites = false
     /// Whether the file may hold changes only in the page cache (see
-    /// ``TokyoCabinetTable/hasUnflushedChanges``).
-    var hasUnflushedChanges = false
+    /// ``TokyoCabinetTable/hasUnflushedChanges``; set from the open too).
+    var hasUnflushedChanges: Bool
     /// Counts every change of the file or the handle: a scan of the map that sees
     /// it change under it goes on with Tokyo Cabinet's cursor instead.
     var generation = 0
@@ -48,6 +48,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
         self.name = name
         self.path = directory + "/" + name
         self.options = options
+        hasUnflushedChanges = !options.readOnly && !options.syncOnCommit
         try TokyoCabinetDirectory.refuseLinks(forTable: path)
         // A writer hit a failed write in it (read before the open, which rolls the
         // header back with the rest): Tokyo Cabinet may have changed what it could
