@@ -44,4 +44,25 @@ import Testing
         }
     }
 
+    /// A store opened without syncOnCommit starts with every file unflushed
+    /// (an earlier process may have left it so); compaction and emptying of a
+    /// B+ tree file leave it unflushed, as a hash file's rebuild does.
+    @Test func compactionAndEmptyingLeaveTheFileUnflushed() throws {
+        let directory = try TemporaryDirectory()
+        let backend = try TokyoCabinetBackend(directory: directory.path)
+        defer { backend.close() }
+        let index = try #require(try backend.openOrderedTable(named: "Index") as? TokyoCabinetOrderedTable)
+        let table = try #require(try backend.openTable(named: "Hash") as? TokyoCabinetTable)
+        #expect(index.hasUnflushedChanges && table.hasUnflushedChanges, "a file opened for writing starts flushed")
+        for operation in ["compact", "removeAll"] {
+            try index.sync()
+            #expect(!index.hasUnflushedChanges)
+            if operation == "compact" { try index.compact() } else { try index.removeAll() }
+            #expect(index.hasUnflushedChanges, "\(operation) of a B+ tree file left it flushed")
+        }
+        try table.sync()
+        try table.compact()
+        #expect(table.hasUnflushedChanges)
+    }
+
 }

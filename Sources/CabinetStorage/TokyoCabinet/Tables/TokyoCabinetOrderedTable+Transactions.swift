@@ -105,6 +105,8 @@ extension TokyoCabinetOrderedTable {
     /// records are right, so the file is rewritten from them. If that fails, the
     /// table says it is damaged, and its owner rebuilds it from the class's records.
     func rebuildAfterFailedWrite() {
+        // The optimize's copy, or the pages a failed reopen left, are unflushed: a flushed commit flushes them.
+        hasUnflushedChanges = !options.syncOnCommit
         guard let bdb = handle, (try? optimize(bdb)) == true else {
             isDamaged = true
             reopenAfterFailure()

@@ -252,6 +252,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
             _ = tcbdbclose(bdb)
             tcbdbdel(bdb)
         }
+        // The new empty file was renamed into place unflushed: a flushed commit flushes it.
+        hasUnflushedChanges = !options.syncOnCommit
         handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
         isDamaged = false
     }
@@ -265,6 +267,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
         let bdb = try open()
         if mapScanByteOrder(bdb) != nil { try forEach { _, _ in true } }
         defer { generation &+= 1 }
+        // Tokyo Cabinet's optimize writes its copy and renames it unflushed: a flushed commit flushes it.
+        hasUnflushedChanges = !options.syncOnCommit
         guard try optimize(bdb) else {
             let error = failure("compact")
             reopenAfterFailure()
