@@ -44,6 +44,16 @@ import Testing
         }
     }
 
+    /// After a flushed save, a default save's growth rebuild flushes its copy
+    /// before renaming it over the file, and the directory after.
+    @Test func aRebuildAfterAFlushedSaveFlushesItsCopyBeforeTheRename() throws {
+        let calls = try calls(of: "grow-after-flushed")
+        let temporary = "store/" + DirectoryFiles.temporaryPrefix + "Song"
+        let rename = try #require(calls.firstIndex { $0 == "rename \(temporary) -> store/Song" }, "no rebuild: \(calls)")
+        #expect(calls[..<rename].contains { Self.isFlush($0, of: temporary) }, "the copy is renamed unflushed: \(calls)")
+        #expect(calls[(rename + 1)...].contains("fsync store"), "the rename is not flushed: \(calls)")
+    }
+
     /// A store opened without syncOnCommit starts with every file unflushed
     /// (an earlier process may have left it so); compaction and emptying of a
     /// B+ tree file leave it unflushed, as a hash file's rebuild does.

@@ -18,6 +18,7 @@
 extension TokyoCabinetBackend {
     func commitFlushed(_ batch: WriteBatch) throws {
         try flushEarlierCommits()
+        hadFlushedCommit = true
         let newFiles = batch.tableNames.contains { tables[$0] == nil && !DirectoryFiles.exists(filePath(forTable: $0)) }
         journalFile.flushing = true
         defer { journalFile.flushing = false }

@@ -175,6 +175,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         let table: any TokyoCabinetFile = TokyoCabinetDirectory.isOrderedFile(filePath(forTable: name))
             ? try TokyoCabinetOrderedTable(directory: path, name: name, options: options)
             : try TokyoCabinetTable(directory: path, name: name, options: options)
+        if hadFlushedCommit { (table as? TokyoCabinetTable)?.syncsRebuilds = true }
         tables[name] = table
         if options.readOnly { readerStamps[name] = table.readingStamp }
         return table
