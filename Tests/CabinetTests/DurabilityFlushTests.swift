@@ -75,4 +75,20 @@ import Testing
         #expect(table.hasUnflushedChanges)
     }
 
+    /// A flushed save with nothing to save flushes the saves before it.
+    @Test func aFlushedSaveWithNothingToSaveFlushesTheSavesBeforeIt() throws {
+        let directory = try TemporaryDirectory()
+        let backend = try TokyoCabinetBackend(directory: directory.path)
+        let store = try ObjectStore(backend: backend)
+        try store.register(Song.self)
+        let song = Song(); song.title = "one"
+        store.insert(song)
+        try store.save()
+        #expect(backend.tables["Song"]?.hasUnflushedChanges == true)
+        #expect(!store.hasUnsavedChanges)
+        try store.save(durability: .flushed)
+        #expect(backend.tables["Song"]?.hasUnflushedChanges == false, "the empty flushed save flushed nothing")
+        store.close()
+    }
+
 }
