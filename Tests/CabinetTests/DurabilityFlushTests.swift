@@ -91,4 +91,27 @@ import Testing
         store.close()
     }
 
+    /// A flushed pool block whose saves were committed inside it (a compaction
+    /// commits the group first), so that it waits for no commit at its end,
+    /// still returns with them flushed.
+    @Test func aFlushedBlockWhoseGroupWasCommittedInsideItReturnsFlushed() async throws {
+        let directory = try TemporaryDirectory()
+        let backend = try TokyoCabinetBackend(directory: directory.path)
+        let pool = try StorePool(backend: backend, classes: [Song.self])
+        try await pool.write { store in
+            let song = Song(); song.title = "default"
+            store.insert(song)
+        }
+        #expect(backend.tables["Song"]?.hasUnflushedChanges == true)
+        try await pool.write(durability: .flushed) { store in
+            let song = Song(); song.title = "flushed"
+            store.insert(song)
+            try store.save()
+            try store.compact()
+        }
+        #expect(backend.tables["Song"]?.hasUnflushedChanges == false, "the flushed block returned unflushed")
+        let titles = try await pool.read { store in try store.fetchAll(Song.self).map(\.title).sorted() }
+        #expect(titles == ["default", "flushed"])
+        try await pool.close()
+    }
 }

@@ -272,7 +272,7 @@ public final class StorePool: Sendable {
     /// ``FinishedContext``); `waiter` is resumed once the group is committed.
     private nonisolated func runWrite<T: Sendable>(_ call: WriteCall<T>, telling waiter: CheckedContinuation<Void, any Error>) {
         func run() {
-            core.writerStarting()
+            core.writerStarting(durability: call.durability)
             var outcome: Result<T, any Error>
             var finished: FinishedContext?
             do {
@@ -294,6 +294,15 @@ public final class StorePool: Sendable {
             if let failure, case .success = outcome { outcome = .failure(failure) }
             // The block waits for the group's commit (its saves, or earlier blocks' it may have read): as durable as it asked.
             if waitsForCommit, case .success = outcome { core.group.demand(call.durability) }
+            // No commit to wait for, but the block's saves may be in one made inside it, unflushed since
+            // (a compaction after it): flushed before its caller hears of it, with every commit before.
+            if !waitsForCommit, call.durability == .flushed, case .success = outcome {
+                do {
+                    try core.flushCommitted(holdingLock: !core.concurrent)
+                } catch {
+                    outcome = .failure(CabinetError.durabilityUnconfirmed(path: core.template.backend.path, reason: "the block's saves are committed, but flushing them failed: \(error)"))
+                }
+            }
             call.record(outcome, finished: finished)
             // All of the call is recorded: from here its caller may be resumed.
             if waitsForCommit { core.commitIfLast() } else { ticket.resolve(.success(())) }
