@@ -252,6 +252,13 @@ extension RedisBackend {
     public func finishUnfinishedCommit() throws -> Int? { nil }
 }
 
+extension RedisBackend: DurabilityChecking {
+    /// Asks the server as a flushed commit does (`RedisSession.flushConfirmation()`), sending no write.
+    package func checkDurability(_ level: CommitDurability) throws {
+        if level == .flushed { _ = try session.flushConfirmation() }
+    }
+}
+
 extension RedisBackend: OtherWritersBackend {
     /// Whether another process's save was announced since ``takeOthersSaves()`` last looked.
     public var othersHaveSaved: Bool { subscriber.othersHaveSaved || session.isTakingOthersSaves }

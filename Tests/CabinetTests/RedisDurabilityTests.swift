@@ -46,6 +46,49 @@ import Testing
         again.close()
     }
 
+    /// Whether the server knows WAITAOF (COMMAND INFO answers a nil for a command it does not know).
+    static func knowsWaitAOF(_ server: RedisBackendTests.OwnServer) -> Bool {
+        server.cli("COMMAND", "INFO", "WAITAOF").contains("waitaof")
+    }
+
+    /// On a server that cannot flush, a flushed pool block fails alone,
+    /// before it runs: the default blocks it would have joined in a group
+    /// commit go through.
+    @Test func aFlushedBlockOnAServerThatCannotFlushFailsAlone() async throws {
+        let server = try RedisBackendTests.OwnServer(["--appendonly", "no"])
+        let pool = try StorePool(backend: RedisBackend(url: server.url, store: "music"), classes: [Song.self])
+        let ran = Locked(false)
+        // The first block holds the writer queue while the others queue up behind it, to be grouped with it.
+        async let first: Void = pool.write { store in
+            Thread.sleep(forTimeInterval: 0.3)
+            let song = Song(); song.title = "first"
+            store.insert(song)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        async let flushed: Void = pool.write(durability: .flushed) { store in
+            ran.withLock { $0 = true }
+            let song = Song(); song.title = "flushed"
+            store.insert(song)
+        }
+        async let last: Void = pool.write { store in
+            let song = Song(); song.title = "last"
+            store.insert(song)
+        }
+        var refusal: (any Error)?
+        do { try await flushed } catch { refusal = error }
+        try await first
+        try await last
+        guard let error = refusal else {
+            Issue.record("the flushed block was not refused")
+            return
+        }
+        #expect((error as? CabinetError)?.code == .durabilityUnavailable, "\(error)")
+        #expect(!ran.withLock { $0 }, "the flushed block ran on a server that cannot flush")
+        let titles = try await pool.read { store in try store.fetchAll(Song.self).map(\.title).sorted() }
+        #expect(titles == ["first", "last"])
+        try await pool.close()
+    }
+
     /// A server that fsyncs every write keeps a flushed save across its own
     /// death: killed at once after the save returns, it reads the save back
     /// from its append-only file.

@@ -279,6 +279,9 @@ public final class StorePool: Sendable {
                 // The caller's closure is let go here, before the caller can be resumed.
                 defer { call.block = nil }
                 guard let block = call.block else { preconditionFailure("Cabinet: a write block ran twice") }
+                // A backend that cannot flush refuses a flushed block here, before it stages
+                // anything, rather than failing the group commit of every block around it.
+                if let checking = core.template.backend as? any DurabilityChecking { try checking.checkDurability(call.durability) }
                 let store = try core.makeContext(writes: true)
                 // An upgrade or compact in the block wrote the tables itself; a
                 // journal it could not finish the backend keeps, for the pool's next block.
