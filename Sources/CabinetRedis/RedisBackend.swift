@@ -241,8 +241,9 @@ extension RedisBackend {
         session.catalogAdditions = batch.catalogAdditions
         session.committedCatalog = nil
         defer { session.catalogAdditions = [:] }
+        // Also when the commit throws: durabilityUnconfirmed comes after the EXEC wrote the catalog.
+        defer { if let written = session.committedCatalog { lastCatalog = .some(written) } }
         if batch.changesNoTable { try session.commit([]) } else { try commits.commit(batch, to: self) }
-        if let written = session.committedCatalog { lastCatalog = .some(written) }
     }
 
     /// `false`: a Redis commit is never left half-applied.

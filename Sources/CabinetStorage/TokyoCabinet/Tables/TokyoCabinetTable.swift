@@ -367,8 +367,8 @@ final class TokyoCabinetTable: TransactionalTable {
             // anyway, leaving the file part-written and its log of the old pages in
             // place; put the transaction back so that aborting it restores those pages.
             let error = failure("commit")
-            // Before any rollback: the file keeps its mark until it is rebuilt.
-            TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit)
+            // Before any rollback: the file keeps its mark until it is rebuilt (flushed as the transaction was).
+            TokyoCabinetFailedWriteMark.keep(hdb, sync: synced)
             if !hdb.pointee.tran {
                 hdb.pointee.tran = true
                 _ = tchdbtranabort(hdb)
@@ -382,8 +382,10 @@ final class TokyoCabinetTable: TransactionalTable {
     func abortTransaction() throws {
         let hdb = try open()
         let writeFailed = hdb.pointee.fatal
+        // A flushed transaction's mark is flushed as with syncOnCommit (its span set the handle's sync).
+        let synced = hdb.pointee.omode & UInt32(HDBOTSYNC) != 0
         // Before the rollback: the file keeps its mark until it is rebuilt.
-        if writeFailed { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
+        if writeFailed { TokyoCabinetFailedWriteMark.keep(hdb, sync: synced) }
         let aborted = tchdbtranabort(hdb)
         TokyoCabinetTable.syncTransactions(of: hdb, options.syncOnCommit)
         hasUnflushedChanges = true   // the rollback rewrote pages
