@@ -241,8 +241,9 @@ extension RedisBackend {
         session.catalogAdditions = batch.catalogAdditions
         session.committedCatalog = nil
         defer { session.catalogAdditions = [:] }
+        // Also when the commit throws: durabilityUnconfirmed comes after the EXEC wrote the catalog.
+        defer { if let written = session.committedCatalog { lastCatalog = .some(written) } }
         if batch.changesNoTable { try session.commit([]) } else { try commits.commit(batch, to: self) }
-        if let written = session.committedCatalog { lastCatalog = .some(written) }
     }
 
     /// `false`: a Redis commit is never left half-applied.
@@ -250,6 +251,13 @@ extension RedisBackend {
 
     @discardableResult
     public func finishUnfinishedCommit() throws -> Int? { nil }
+}
+
+extension RedisBackend: DurabilityChecking {
+    /// Asks the server as a flushed commit does (`RedisSession.flushConfirmation()`), sending no write.
+    package func checkDurability(_ level: CommitDurability) throws {
+        if level == .flushed { _ = try session.flushConfirmation() }
+    }
 }
 
 extension RedisBackend: OtherWritersBackend {

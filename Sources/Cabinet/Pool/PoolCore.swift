@@ -92,9 +92,9 @@ final class PoolCore: Sendable {
     var writersArriving: Int { state.withLock { $0.writersArriving } }
 
     /// A write block starts: it joins the group.
-    func writerStarting() {
+    func writerStarting(durability: CommitDurability) {
         state.withLock { $0.writersArriving -= 1 }
-        group.beginBlock()
+        group.beginBlock(durability: durability)
     }
 
     /// A write block ended: its ticket (holding `waiter`), whether that waits
@@ -118,6 +118,23 @@ final class PoolCore: Sendable {
     func commitGroup(holdingLock: Bool) throws {
         if holdingLock { return try group.commit(self) }
         try writingExclusively { try group.commit(self) }
+    }
+
+    /// Flushes every commit made so far (an empty batch committed at
+    /// ``/CabinetStorage/CommitDurability/flushed``, which flushes what earlier
+    /// commits left unflushed), under the pool's lock exclusively as a group's
+    /// commit is (taken here unless the caller holds it). For a flushed block
+    /// that waits for no commit: its saves, if any, went out in a commit of its
+    /// group inside it, or it wrote the tables directly (an upgrade, a compaction).
+    func flushCommitted(holdingLock: Bool) throws {
+        let flush = {
+            var batch = WriteBatch()
+            batch.durability = .flushed
+            let root = self.template.root
+            try root.changingTables { try root.commitToBackend(batch) }
+        }
+        if holdingLock { return try flush() }
+        try writingExclusively(flush)
     }
 
     /// Runs `body`, which writes the tables, holding the pool's lock exclusively,

@@ -272,13 +272,16 @@ public final class StorePool: Sendable {
     /// ``FinishedContext``); `waiter` is resumed once the group is committed.
     private nonisolated func runWrite<T: Sendable>(_ call: WriteCall<T>, telling waiter: CheckedContinuation<Void, any Error>) {
         func run() {
-            core.writerStarting()
+            core.writerStarting(durability: call.durability)
             var outcome: Result<T, any Error>
             var finished: FinishedContext?
             do {
                 // The caller's closure is let go here, before the caller can be resumed.
                 defer { call.block = nil }
                 guard let block = call.block else { preconditionFailure("Cabinet: a write block ran twice") }
+                // A backend that cannot flush refuses a flushed block here, before it stages
+                // anything, rather than failing the group commit of every block around it.
+                if let checking = core.template.backend as? any DurabilityChecking { try checking.checkDurability(call.durability) }
                 let store = try core.makeContext(writes: true)
                 // An upgrade or compact in the block wrote the tables itself; a
                 // journal it could not finish the backend keeps, for the pool's next block.
@@ -294,6 +297,15 @@ public final class StorePool: Sendable {
             if let failure, case .success = outcome { outcome = .failure(failure) }
             // The block waits for the group's commit (its saves, or earlier blocks' it may have read): as durable as it asked.
             if waitsForCommit, case .success = outcome { core.group.demand(call.durability) }
+            // No commit to wait for, but the block's saves may be in one made inside it, unflushed since
+            // (a compaction after it): flushed before its caller hears of it, with every commit before.
+            if !waitsForCommit, call.durability == .flushed, case .success = outcome {
+                do {
+                    try core.flushCommitted(holdingLock: !core.concurrent)
+                } catch {
+                    outcome = .failure(CabinetError.durabilityUnconfirmed(path: core.template.backend.path, reason: "the block's saves are committed, but flushing them failed: \(error)"))
+                }
+            }
             call.record(outcome, finished: finished)
             // All of the call is recorded: from here its caller may be resumed.
             if waitsForCommit { core.commitIfLast() } else { ticket.resolve(.success(())) }

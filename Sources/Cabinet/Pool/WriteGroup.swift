@@ -47,6 +47,10 @@ final class WriteGroup: @unchecked Sendable {
     /// The strongest durability a save or a block of the group asked for: the
     /// group's commit is that durable, so no block returns before its level is met.
     private(set) var durability = CommitDurability.asOpened
+    /// The running block's level, from its start: a commit of the group
+    /// inside the block (before an upgrade or a compaction, or at `maxBytes`)
+    /// holds saves the block returns on, so it is at least this durable.
+    private var blockDurability = CommitDurability.asOpened
     /// Commits made (tests count them to see blocks grouped).
     private(set) var commits = 0
 
@@ -58,8 +62,9 @@ final class WriteGroup: @unchecked Sendable {
     private(set) var committedInBlock = false
     var hasMembers: Bool { !members.isEmpty }
 
-    func beginBlock() {
+    func beginBlock(durability level: CommitDurability) {
         blockRunning = true
+        blockDurability = level
         blockFailure = nil
         committedInBlock = false
     }
@@ -75,6 +80,8 @@ final class WriteGroup: @unchecked Sendable {
         let ticket = CommitTicket(waiter: waiter)
         let waits = staging.hasStagedRecords || !pendingLists.isEmpty
         if waits { members.append(ticket) }
+        // From here the block's level counts only if it succeeded (its caller demands it then).
+        blockDurability = .asOpened
         defer { blockFailure = nil }
         return (ticket, waits, blockFailure)
     }
@@ -92,7 +99,8 @@ final class WriteGroup: @unchecked Sendable {
     /// Writes the staging to the store as one save, publishes its changes and
     /// resolves every waiting block. Call holding the pool's lock exclusively.
     func commit(_ core: PoolCore) throws {
-        let (waiting, changes, level) = (members, summaries, durability)
+        let (waiting, changes) = (members, summaries)
+        let level = blockRunning ? max(durability, blockDurability) : durability
         members = []
         summaries = []
         durability = .asOpened

@@ -44,8 +44,8 @@ extension ObjectStore {
     /// with nothing written and the changes still pending. A memory store has
     /// nothing to flush. If the save is committed but its flush cannot be
     /// confirmed, it throws ``/CabinetStorage/CabinetError/Code-swift.struct/durabilityUnconfirmed``:
-    /// the objects count as saved. A flushed save with nothing to save returns
-    /// at once, flushing nothing.
+    /// the objects count as saved. A flushed save with nothing to save still
+    /// flushes the saves before it.
     public func save(durability: CommitDurability) throws {
         guard !liveObservers.isEmpty else { return try saveChanges(durability: durability) }
         var committed: WriteBatch?
@@ -77,7 +77,11 @@ extension ObjectStore {
         if journalAwaitsReplay { try recoverInterruptedSave() }
         let entries = entriesByName.values.filter(\.hasChanges).sorted { $0.name < $1.name }
         let touchesNamedBuffers = !pendingNamedBuffers.isEmpty
-        if entries.isEmpty && !touchesNamedBuffers { return }
+        if entries.isEmpty && !touchesNamedBuffers {
+            // Nothing to write, but a flushed save still returns on every save before it flushed.
+            if durability == .flushed { try flushCommitted() }
+            return
+        }
         // In a pool's write block: while no block reads, and the committed batch announced to the pool's subscribers.
         var committed: WriteBatch?
         defer { if let committed { committedBatch?(committed) } }
@@ -148,6 +152,17 @@ extension ObjectStore {
     /// write block the group's staging, which the group's commit hands on.
     private func commit(_ batch: WriteBatch) throws {
         try link.commit(batch, of: self)
+    }
+
+    /// A flushed save with nothing to save: an empty batch at
+    /// ``/CabinetStorage/CommitDurability/flushed``, which the backend commits
+    /// by flushing what earlier commits left unflushed. In a pool's block it
+    /// raises the group's level instead (the block's end flushes the rest).
+    private func flushCommitted() throws {
+        var batch = WriteBatch()
+        batch.durability = .flushed
+        // As a save (`announcing`): a pool block stages it, leaving the group whole.
+        try writingTables(announcing: { nil }) { try commit(batch) }
     }
 
     /// After the commit (or its decision): saved objects become clean, their lists' nodes known written.

@@ -72,7 +72,9 @@ extension RedisSession {
             return .durabilityUnconfirmed(path: path, reason: "the connection failed with the save's reply, so the server could not be asked whether it fsynced it")
         }
         let (seconds, attoseconds) = connection.commandTimeout.components
-        let milliseconds = max(1, Int((seconds * 1000 + attoseconds / 1_000_000_000_000_000) * 3 / 4))
+        // Clamped (a day): a huge command timeout would overflow `seconds * 1000`.
+        let wholeSeconds = min(max(seconds, 0), 86_400)
+        let milliseconds = max(1, Int((wholeSeconds * 1000 + attoseconds / 1_000_000_000_000_000) * 3 / 4))
         do {
             let reply = try connection.send([RedisCommand("WAITAOF", "1", "0", String(milliseconds))], operation: "save (wait for the append-only file's fsync)")[0]
             if let message = reply.errorMessage {

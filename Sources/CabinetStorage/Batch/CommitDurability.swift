@@ -39,3 +39,15 @@ public enum CommitDurability: Sendable, Equatable, Hashable, Comparable, CustomS
         }
     }
 }
+
+/// A backend that can tell, before anything is staged, whether it can commit
+/// at a level: a `StorePool` asks when a flushed block starts, so that a
+/// server that cannot flush fails that block alone, with nothing staged,
+/// rather than the group commit it would join (and every block in it).
+/// A backend that is not one takes every level (``StorageBackend/commit(_:)``
+/// still refuses one it cannot keep).
+package protocol DurabilityChecking: AnyObject {
+    /// Throws ``CabinetError/Code-swift.struct/durabilityUnavailable`` if a
+    /// commit at `level` would be refused now.
+    func checkDurability(_ level: CommitDurability) throws
+}

@@ -54,7 +54,8 @@ extension Scenario {
 /// Every scenario, by name.
 var scenarios: [any Scenario] {
     [SaveOne(), SaveMulti(), SaveGrow(), SaveSynced(), SaveSynced(flushedSave: true), SaveFirst(), SaveNewClass(), SaveList(), SaveIndexed(),
-     Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay(), PoolGroup(), PoolList(), ExportScenario(), ImportScenario()]
+     Compact(), BackupScenario(), RestoreScenario(), Upgrade(), Replay(), PoolGroup(), PoolList(), ExportScenario(), ImportScenario(),
+     FlushAfterJournal(), FlushEarlierOpen(), GrowAfterFlushed()]
 }
 
 /// The stores of the kill-point child log warnings and errors only: the harness

@@ -18,6 +18,7 @@
 extension TokyoCabinetBackend {
     func commitFlushed(_ batch: WriteBatch) throws {
         try flushEarlierCommits()
+        hadFlushedCommit = true
         let newFiles = batch.tableNames.contains { tables[$0] == nil && !DirectoryFiles.exists(filePath(forTable: $0)) }
         journalFile.flushing = true
         defer { journalFile.flushing = false }
@@ -30,18 +31,21 @@ extension TokyoCabinetBackend {
         }
     }
 
-    /// Flushes what commits made since the last flushed one left in the page
-    /// cache: files, the catalog, then the directory (names they were renamed to).
+    /// Flushes what commits made since the last flushed one (or before this
+    /// open) left in the page cache: the journal first (a state 1 kept
+    /// without its state 0 would be replayed over this commit), files, the
+    /// catalog and the format marker, then the directory (names they were
+    /// made or renamed with).
     private func flushEarlierCommits() throws {
-        var flushed = false
+        var flushed = try journalFile.flushIfNeeded()
         for name in tables.keys.sorted() {
             guard let table = tables[name], table.hasUnflushedChanges else { continue }
             try table.sync()
             flushed = true
         }
-        if catalogUnflushed {
-            try DirectoryFiles.syncFile(path + "/" + TokyoCabinetBackend.catalogFileName)
-            catalogUnflushed = false
+        for name in unflushedServiceFiles.sorted() {
+            try DirectoryFiles.syncFile(path + "/" + name)
+            unflushedServiceFiles.remove(name)
             flushed = true
         }
         if flushed { try DirectoryFiles.syncDirectory(path) }

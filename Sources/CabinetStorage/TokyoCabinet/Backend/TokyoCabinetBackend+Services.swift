@@ -82,6 +82,9 @@ extension TokyoCabinetBackend {
     public func writeFormatMarker(_ text: String) throws {
         try checkWritable("a new store needs its format marker written")
         try DirectoryFiles.writeWhole(Array(text.utf8), to: formatMarkerLocation, directory: path, sync: options.syncOnCommit)
+        // Renamed into place unflushed: a flushed commit flushes it first, or a
+        // power loss could keep its name with no bytes (an unsupported format).
+        if !options.syncOnCommit { unflushedServiceFiles.insert(TokyoCabinetBackend.formatFileName) }
     }
 
     public func readCatalog() throws -> StoreCatalog? {
@@ -95,7 +98,11 @@ extension TokyoCabinetBackend {
         let final = path + "/" + TokyoCabinetBackend.catalogFileName
         try DirectoryFiles.writeWhole(catalog.encoded, to: final, directory: path, sync: options.syncOnCommit || journalFile.flushing)
         // Renamed into place unflushed: a later flushed commit flushes it first.
-        catalogUnflushed = !(options.syncOnCommit || journalFile.flushing)
+        if options.syncOnCommit || journalFile.flushing {
+            unflushedServiceFiles.remove(TokyoCabinetBackend.catalogFileName)
+        } else {
+            unflushedServiceFiles.insert(TokyoCabinetBackend.catalogFileName)
+        }
     }
 
     /// What a writable open must finish before the files read consistently: a

@@ -74,16 +74,25 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     /// (see ``withCommittedState(_:)``).
     var readerStamps: [String: TokyoCabinetTable.ReadingStamp] = [:]
     /// The journal file, kept open by a writer once its first save of several files wrote it.
-    lazy var journalFile = TokyoCabinetJournalFile(path: journalPath, directory: path, sync: options.syncOnCommit)
+    lazy var journalFile = TokyoCabinetJournalFile(path: journalPath, directory: path, sync: options.syncOnCommit, writable: !options.readOnly)
     /// A reader's kept look at the journal file, at every read operation (see ``TokyoCabinetJournalProbe``).
     let journalProbe: TokyoCabinetJournalProbe
     /// Batches that change several files go through the journal.
     let commits = JournaledCommit()
     /// A reader's watch on the writer's commit announcements (``watchCommits(_:)``).
     var commitWatcher: CommitWatcher?
-    /// Whether the catalog was renamed into place without a flush since the last
-    /// flushed commit (see `commitFlushed(_:)`).
-    var catalogUnflushed = false
+    /// The service files (catalog, format marker) that may have been renamed
+    /// into place without a flush since the last flushed commit (see
+    /// `commitFlushed(_:)`). A writer's open without `syncOnCommit` starts with
+    /// both: an earlier process may have written them unflushed.
+    var unflushedServiceFiles: Set<String> = []
+    /// Set by the first flushed commit of this open: from then on a rebuild
+    /// of a class file (growth, compaction) flushes its copy before renaming
+    /// it over the file, which may hold a flushed commit a power loss must
+    /// not take back (``TokyoCabinetTable/syncsRebuilds``).
+    var hadFlushedCommit = false {
+        didSet { if hadFlushedCommit { for table in tables.values { (table as? TokyoCabinetTable)?.syncsRebuilds = true } } }
+    }
 
     /// Opens the store directory at `directory` (creating it if missing, unless
     /// `options` say otherwise) and locks it.
@@ -98,6 +107,9 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
     public init(directory: String, options: Options = Options()) throws {
         path = directory
         self.options = options
+        if !options.readOnly && !options.syncOnCommit {
+            unflushedServiceFiles = [TokyoCabinetBackend.catalogFileName, TokyoCabinetBackend.formatFileName]
+        }
         journalProbe = TokyoCabinetJournalProbe(path: directory + "/" + TokyoCabinetBackend.journalFileName)
         let mayCreate = options.createIfMissing && !options.readOnly
         var isDirectory: ObjCBool = false
@@ -163,6 +175,7 @@ public final class TokyoCabinetBackend: StorageBackend, StoreServices {
         let table: any TokyoCabinetFile = TokyoCabinetDirectory.isOrderedFile(filePath(forTable: name))
             ? try TokyoCabinetOrderedTable(directory: path, name: name, options: options)
             : try TokyoCabinetTable(directory: path, name: name, options: options)
+        if hadFlushedCommit { (table as? TokyoCabinetTable)?.syncsRebuilds = true }
         tables[name] = table
         if options.readOnly { readerStamps[name] = table.readingStamp }
         return table

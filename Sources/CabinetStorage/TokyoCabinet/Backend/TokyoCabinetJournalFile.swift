@@ -53,6 +53,13 @@ package final class TokyoCabinetJournalFile {
     var flushing = false
     /// Whether writes are flushed: the store syncs on commit, or this commit asks to.
     private var syncs: Bool { sync || flushing }
+    /// Whether the file (its bytes or its name) may have changes only in the
+    /// page cache: an unflushed write or removal of this open, or, for a
+    /// writer's open without `syncOnCommit`, whatever the last writer left. A
+    /// flushed commit that does not write the journal flushes it first
+    /// (``flushIfNeeded()``): a state 1 that a power loss kept without its
+    /// state 0 would be replayed over that commit.
+    private(set) var hasUnflushedWrite: Bool
     private var fd: Int32 = -1
     /// The length of the journal in the file, 0 when it holds none.
     private var heldLength = 0
@@ -61,10 +68,26 @@ package final class TokyoCabinetJournalFile {
     private enum Holding { case unknown, none, journal }
     private var holding = Holding.unknown
 
-    init(path: String, directory: String, sync: Bool) {
+    /// `writable`: the open may write the store; a reader's never flushes.
+    init(path: String, directory: String, sync: Bool, writable: Bool = true) {
         self.path = path
         self.directory = directory
         self.sync = sync
+        hasUnflushedWrite = writable && !sync
+    }
+
+    /// Flushes the file if ``hasUnflushedWrite``; returns whether the
+    /// directory needs a flush after it (the file's name may be unflushed too).
+    func flushIfNeeded() throws -> Bool {
+        guard hasUnflushedWrite else { return false }
+        if fd >= 0 && isStillThePath() {
+            if fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
+        } else {
+            // Not opened by this writer (a journal an earlier one left), or gone.
+            try DirectoryFiles.syncFile(path)
+        }
+        hasUnflushedWrite = false
+        return true
     }
 
     deinit { close() }
@@ -89,9 +112,18 @@ package final class TokyoCabinetJournalFile {
         bytes.append(contentsOf: Self.header(holding: journal))
         bytes.append(contentsOf: journal)
         heldLength = journal.count
+        hasUnflushedWrite = true   // from the first byte: a write cut short is unflushed too
         try writeAll(bytes, at: 0, "write journal")
         holding = .journal
-        if syncs && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
+        try flushWrite()
+    }
+
+    /// After a write or removal: flushes it if this commit syncs (a flush
+    /// covers earlier unflushed writes too); else it stays unflushed.
+    private func flushWrite() throws {
+        guard syncs else { return }
+        if fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
+        hasUnflushedWrite = false
     }
 
     /// Marks the file as holding no journal; durable when it returns.
@@ -105,15 +137,16 @@ package final class TokyoCabinetJournalFile {
             case .none, .empty, .torn: return
             case .legacy, .unreadable:
                 try DirectoryFiles.remove(path)
-                if syncs { try DirectoryFiles.syncDirectory(directory) }
+                if syncs { try DirectoryFiles.syncDirectory(directory) } else { hasUnflushedWrite = true }
                 return
             case .journal(let journal):
                 try openForWriting()
                 heldLength = journal.count
             }
         }
+        hasUnflushedWrite = true
         try writeAll(Self.header(holding: nil), at: 0, "remove journal")
-        if syncs && fdatasync(fd) != 0 { throw DirectoryFiles.failure("sync journal", path) }
+        try flushWrite()
         holding = .none
         // The header decides; giving back the room of a big journal is housekeeping.
         if heldLength > Self.keptSize { _ = ftruncate(fd, off_t(Self.headerSize)) }
@@ -158,7 +191,7 @@ package final class TokyoCabinetJournalFile {
             guard descriptor >= 0 else { throw DirectoryFiles.failure("create", path) }
             fd = descriptor
             // The file's name must outlive a power loss as its bytes do.
-            if syncs { try DirectoryFiles.syncDirectory(directory) }
+            if syncs { try DirectoryFiles.syncDirectory(directory) } else { hasUnflushedWrite = true }
             return
         }
         fd = descriptor

@@ -63,7 +63,7 @@ extension TokyoCabinetOrderedTable {
             // (without writing the page cache) and rebuilding finish the job.
             let error = failure("commit")
             // Before the reopen's rollback: the file keeps its mark until it is rebuilt.
-            if let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
+            if let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: synced) }
             reopenAfterFailure()
             rebuildAfterFailedWrite()
             throw error
@@ -73,8 +73,10 @@ extension TokyoCabinetOrderedTable {
     func abortTransaction() throws {
         let bdb = try open()
         let writeFailed = isFatal
+        // A flushed transaction's mark is flushed as with syncOnCommit (its span set the handle's sync).
+        let synced = bdb.pointee.hdb.map { $0.pointee.omode & UInt32(HDBOTSYNC) != 0 } ?? options.syncOnCommit
         // Before any rollback: the file keeps its mark until it is rebuilt.
-        if writeFailed, let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
+        if writeFailed, let hdb = bdb.pointee.hdb { TokyoCabinetFailedWriteMark.keep(hdb, sync: synced) }
         let aborted = tcbdbtranabort(bdb)
         syncTransactions(of: bdb, options.syncOnCommit)
         hasUnflushedChanges = true   // the rollback rewrote pages
@@ -105,6 +107,8 @@ extension TokyoCabinetOrderedTable {
     /// records are right, so the file is rewritten from them. If that fails, the
     /// table says it is damaged, and its owner rebuilds it from the class's records.
     func rebuildAfterFailedWrite() {
+        // The optimize's copy, or the pages a failed reopen left, are unflushed: a flushed commit flushes them.
+        hasUnflushedChanges = !options.syncOnCommit
         guard let bdb = handle, (try? optimize(bdb)) == true else {
             isDamaged = true
             reopenAfterFailure()

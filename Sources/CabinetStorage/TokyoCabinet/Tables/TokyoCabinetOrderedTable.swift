@@ -31,8 +31,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
     /// only, until a sync, a transaction or a reopen flushes them.
     private var unflushedWrites = false
     /// Whether the file may hold changes only in the page cache (see
-    /// ``TokyoCabinetTable/hasUnflushedChanges``).
-    var hasUnflushedChanges = false
+    /// ``TokyoCabinetTable/hasUnflushedChanges``; set from the open too).
+    var hasUnflushedChanges: Bool
     /// Counts every change of the file or the handle: a scan of the map that sees
     /// it change under it goes on with Tokyo Cabinet's cursor instead.
     var generation = 0
@@ -48,6 +48,7 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
         self.name = name
         self.path = directory + "/" + name
         self.options = options
+        hasUnflushedChanges = !options.readOnly && !options.syncOnCommit
         try TokyoCabinetDirectory.refuseLinks(forTable: path)
         // A writer hit a failed write in it (read before the open, which rolls the
         // header back with the rest): Tokyo Cabinet may have changed what it could
@@ -251,6 +252,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
             _ = tcbdbclose(bdb)
             tcbdbdel(bdb)
         }
+        // The new empty file was renamed into place unflushed: a flushed commit flushes it.
+        hasUnflushedChanges = !options.syncOnCommit
         handle = try TokyoCabinetOrderedTable.openHandle(path: path, options: options)
         isDamaged = false
     }
@@ -264,6 +267,8 @@ final class TokyoCabinetOrderedTable: OrderedStorageTable, TransactionalTable, T
         let bdb = try open()
         if mapScanByteOrder(bdb) != nil { try forEach { _, _ in true } }
         defer { generation &+= 1 }
+        // Tokyo Cabinet's optimize writes its copy and renames it unflushed: a flushed commit flushes it.
+        hasUnflushedChanges = !options.syncOnCommit
         guard try optimize(bdb) else {
             let error = failure("compact")
             reopenAfterFailure()

@@ -45,7 +45,9 @@ extension TokyoCabinetTable {
         let tuning = (buckets: buckets, alignment: Int8(bitPattern: hdb.pointee.apow),
                       pool: Int8(bitPattern: hdb.pointee.fpow), flags: hdb.pointee.opts)
         var copied = 0
-        try writeTemporary(tuning: tuning, operation: operation) { copy in
+        // After a flushed commit the copy is flushed before it replaces the file, and the rename after it.
+        let sync = options.syncOnCommit || syncsRebuilds
+        try TokyoCabinetTable.writeTemporary(at: temporaryPath, options: options, tuning: tuning, operation: operation, sync: sync) { copy in
             try forEach { key, value in
                 // An empty value has no address; Tokyo Cabinet still wants a valid pointer (it reads 0 bytes).
                 guard tchdbput(copy, key.baseAddress, Int32(key.count), value.baseAddress ?? UnsafeRawPointer(hdb), Int32(value.count)) else {
@@ -65,14 +67,14 @@ extension TokyoCabinetTable {
         }
         do {
             try TokyoCabinetTable.removeLog(of: path)
-            try DirectoryFiles.replace(path, with: temporaryPath, directory: directory, sync: options.syncOnCommit)
+            try DirectoryFiles.replace(path, with: temporaryPath, directory: directory, sync: sync)
         } catch {
             try? DirectoryFiles.remove(temporaryPath)
             handle = try? TokyoCabinetTable.openHandle(path: path, options: options)
             throw error
         }
-        // Unsynced without syncOnCommit: the next flushed commit flushes the new file.
-        hasUnflushedChanges = !options.syncOnCommit
+        // Unsynced: the next flushed commit flushes the new file.
+        hasUnflushedChanges = !sync
         handle = try TokyoCabinetTable.openHandle(path: path, options: options)
     }
 
@@ -97,7 +99,7 @@ extension TokyoCabinetTable {
         let path = directory + "/" + name
         let temporary = directory + "/" + DirectoryFiles.temporaryPrefix + name
         let tuning = (buckets: options.bucketCount, alignment: options.alignmentPower, pool: options.freeBlockPoolPower, flags: UInt8(0))
-        try writeTemporary(at: temporary, options: options, tuning: tuning, operation: "create") { _ in }
+        try writeTemporary(at: temporary, options: options, tuning: tuning, operation: "create", sync: options.syncOnCommit) { _ in }
         do {
             // A log left by an earlier file of this name is not this file's.
             try removeLog(of: path)
@@ -108,22 +110,17 @@ extension TokyoCabinetTable {
         }
     }
 
-    private func writeTemporary(tuning: (buckets: Int64, alignment: Int8, pool: Int8, flags: UInt8), operation: String,
-                                _ fill: (UnsafeMutablePointer<TCHDB>) throws -> Void) throws {
-        try TokyoCabinetTable.writeTemporary(at: temporaryPath, options: options, tuning: tuning, operation: operation, fill)
-    }
-
     /// Writes a new Tokyo Cabinet file at `temporary` (replacing any left over),
-    /// fills it, flushes it when the store syncs, and closes it. On failure the temporary is removed.
+    /// fills it, flushes it with `sync`, and closes it. On failure the temporary is removed.
     private static func writeTemporary(at temporary: String, options: TokyoCabinetBackend.Options,
                                        tuning: (buckets: Int64, alignment: Int8, pool: Int8, flags: UInt8), operation: String,
-                                       _ fill: (UnsafeMutablePointer<TCHDB>) throws -> Void) throws {
+                                       sync: Bool, _ fill: (UnsafeMutablePointer<TCHDB>) throws -> Void) throws {
         try DirectoryFiles.remove(temporary)
         let mode = Int32(HDBOREADER | HDBOWRITER | HDBOCREAT | HDBOTRUNC | HDBOLCKNB)
         let copy = try openHandle(path: temporary, mode: mode, options: options, tuning: tuning)
         do {
             try fill(copy)
-            if options.syncOnCommit && !tchdbsync(copy) { throw temporaryFailure(copy, operation) }
+            if sync && !tchdbsync(copy) { throw temporaryFailure(copy, operation) }
         } catch {
             closeHandle(copy, path: temporary)
             try? DirectoryFiles.remove(temporary)

@@ -56,7 +56,15 @@ final class TokyoCabinetTable: TransactionalTable {
     /// Whether the file may hold changes that are only in the page cache: a
     /// commit that was not synced, or a rollback, since the last flush. A
     /// flushed commit of another table flushes this one first (``sync()``).
-    var hasUnflushedChanges = false
+    /// A writer's open without `syncOnCommit` starts with it set: an earlier
+    /// process may have closed the file unflushed, and opening it may have
+    /// rolled back a killed writer's transaction.
+    var hasUnflushedChanges: Bool
+    /// Whether a rebuild flushes its copy, and the directory once it is
+    /// renamed into place: set by the backend once a flushed commit was made
+    /// (``TokyoCabinetBackend/hadFlushedCommit``), so that a later default
+    /// save's rebuild cannot replace a flushed file with an unflushed one.
+    var syncsRebuilds = false
     /// Reused for single reads, so a fault costs no allocation (not when ``concurrentReads``).
     private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity = 1024
@@ -76,6 +84,7 @@ final class TokyoCabinetTable: TransactionalTable {
         self.path = directory + "/" + name
         self.options = options
         concurrentReads = options.concurrentReads
+        hasUnflushedChanges = !options.readOnly && !options.syncOnCommit
         try TokyoCabinetDirectory.refuseLinks(forTable: path)
         // Read before Tokyo Cabinet's open, which rolls the header back with the rest.
         let failedWriteInterrupted = !options.readOnly && TokyoCabinetTable.hadFailedWrite(path)
@@ -358,8 +367,8 @@ final class TokyoCabinetTable: TransactionalTable {
             // anyway, leaving the file part-written and its log of the old pages in
             // place; put the transaction back so that aborting it restores those pages.
             let error = failure("commit")
-            // Before any rollback: the file keeps its mark until it is rebuilt.
-            TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit)
+            // Before any rollback: the file keeps its mark until it is rebuilt (flushed as the transaction was).
+            TokyoCabinetFailedWriteMark.keep(hdb, sync: synced)
             if !hdb.pointee.tran {
                 hdb.pointee.tran = true
                 _ = tchdbtranabort(hdb)
@@ -373,8 +382,10 @@ final class TokyoCabinetTable: TransactionalTable {
     func abortTransaction() throws {
         let hdb = try open()
         let writeFailed = hdb.pointee.fatal
+        // A flushed transaction's mark is flushed as with syncOnCommit (its span set the handle's sync).
+        let synced = hdb.pointee.omode & UInt32(HDBOTSYNC) != 0
         // Before the rollback: the file keeps its mark until it is rebuilt.
-        if writeFailed { TokyoCabinetFailedWriteMark.keep(hdb, sync: options.syncOnCommit) }
+        if writeFailed { TokyoCabinetFailedWriteMark.keep(hdb, sync: synced) }
         let aborted = tchdbtranabort(hdb)
         TokyoCabinetTable.syncTransactions(of: hdb, options.syncOnCommit)
         hasUnflushedChanges = true   // the rollback rewrote pages
