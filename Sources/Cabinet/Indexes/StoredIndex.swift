@@ -43,14 +43,20 @@ public struct StoredIndex: @unchecked Sendable {
     /// Whether an object is of the class whose key path this is (checked at register:
     /// a key path of another class in a class's list is refused there).
     let accepts: (StoredObject) -> Bool
+    /// A full-text index's text of one object (`nil` for an object of another
+    /// class): a search vouches for each row it hands over by matching it, which
+    /// needs the words, not the entries ``entries`` makes of them.
+    let text: ((StoredObject) -> String?)?
 
     private init<Object: StoredObject>(kind: Kind, keyPath: AnyKeyPath, of: Object.Type, explicitName: String?, valueType: String,
+                                       text: ((Object) -> String)? = nil,
                                        entries: @escaping (Object) throws(IndexValueError) -> [IndexEntry]) {
         self.kind = kind
         self.keyPath = keyPath
         self.explicitName = explicitName
         self.valueType = valueType
         self.accepts = { $0 is Object }
+        self.text = text.map { text in { ($0 as? Object).map(text) } }
         self.entries = { object throws(IndexValueError) in
             guard let object = object as? Object else {
                 throw IndexValueError(description: "is declared on \(Object.self), not on \(type(of: object))")
@@ -73,14 +79,16 @@ public struct StoredIndex: @unchecked Sendable {
     /// compatibility forms, case and diacritics), for ``ObjectStore/search(_:matching:limit:)``. See
     /// ``ObjectStore/search(_:matching:limit:)`` for what a query can ask.
     public static func fullText<Object: StoredObject>(_ keyPath: KeyPath<Object, String>, named name: String? = nil) -> StoredIndex {
-        StoredIndex(kind: .fullText, keyPath: keyPath, of: Object.self, explicitName: name, valueType: "String") { object in
+        StoredIndex(kind: .fullText, keyPath: keyPath, of: Object.self, explicitName: name, valueType: "String",
+                    text: { $0[keyPath: keyPath] }) { object in
             FullTextIndexing.entries(of: object[keyPath: keyPath])
         }
     }
 
     /// A full-text index of an optional string property (`nil` has no words).
     public static func fullText<Object: StoredObject>(_ keyPath: KeyPath<Object, String?>, named name: String? = nil) -> StoredIndex {
-        StoredIndex(kind: .fullText, keyPath: keyPath, of: Object.self, explicitName: name, valueType: "String") { object in
+        StoredIndex(kind: .fullText, keyPath: keyPath, of: Object.self, explicitName: name, valueType: "String",
+                    text: { $0[keyPath: keyPath] ?? "" }) { object in
             FullTextIndexing.entries(of: object[keyPath: keyPath] ?? "")
         }
     }

@@ -136,3 +136,30 @@ extension FullTextQuery {
         }
     }
 }
+
+extension FullTextQuery {
+    /// ``isMatched(by:)`` of `text`'s entries, from its words alone: the same
+    /// answer without making the entries (their keys, encoded positions and the
+    /// lookup of them), which a search pays for every row it hands over.
+    /// Words compare by their bytes, as the index's keys do.
+    func isMatched(byText text: String) -> Bool {
+        let tokens = FullTextTokenizer.tokens(of: text)
+        func same(_ token: FullTextTokenizer.Token, _ word: String) -> Bool { token.text.utf8.elementsEqual(word.utf8) }
+        return terms.allSatisfy { term in
+            switch term {
+            case .word(let word):
+                return tokens.contains { same($0, word) }
+            case .prefix(let start):
+                return tokens.contains { $0.text.utf8.starts(with: start.utf8) }
+            case .phrase(let phrase):
+                guard let first = phrase.first else { return false }
+                // Each phrase word's positions, one pass each: a long text with a common first word stays linear.
+                let positions = phrase.map { word in Set(tokens.lazy.filter { same($0, word.text) }.map(\.position)) }
+                return positions[0].contains { found in
+                    let start = found - first.position
+                    return zip(phrase, positions).allSatisfy { word, at in at.contains(start + word.position) }
+                }
+            }
+        }
+    }
+}

@@ -50,7 +50,7 @@ extension ObjectStore {
                 for row in rows where try !visit(row, nil) { return }
             }, stillListed: nil) { object, decoded in
                 // A damaged posting block can name another row: only a row whose saved text matches is an answer.
-                if decoded, (try? query.isMatched(by: declared.index.entries(object))) != true {
+                if decoded, !vouches(query, declared.index, object) {
                     throw ObjectStore.unvouched(entry, row: object.rowID, index: "the full-text index")
                 }
                 result.append(try ObjectStore.typed(object, as: T.self))
@@ -58,5 +58,11 @@ extension ObjectStore {
             }
             return result
         }
+    }
+
+    /// Whether `object`'s saved text matches `query`, as the index found it.
+    private func vouches(_ query: FullTextQuery, _ index: StoredIndex, _ object: StoredObject) -> Bool {
+        if let text = index.text { return text(object).map(query.isMatched(byText:)) ?? false }
+        return (try? query.isMatched(by: index.entries(object))) == true
     }
 }

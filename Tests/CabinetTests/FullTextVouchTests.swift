@@ -1,0 +1,37 @@
+@testable import Cabinet
+import Testing
+
+/// A search vouches for each row it hands over by matching the object's saved
+/// text (`FullTextQuery.isMatched(byText:)`): it must answer exactly as the
+/// match of the text's index entries does, or a true hit would be refused as
+/// damage (or a damaged one let through).
+@Suite struct FullTextVouchTests {
+    private static let texts = [
+        "Walking on Sunshine", "Sunshine of Your Love", "Walk on the Wild Side", "Café del Mar", "CAFE SOCIETY",
+        "the the the end of the road", "on on on sunshine on", "", "   ", "don’t stop me now", "Ｆｕｌｌ ｗｉｄｔｈ",
+        "東京タワーの夜景", "カタカナとｶﾀｶﾅ", "音楽 music 音", "a b c d e f a b c", "x",
+        String(repeating: "word ", count: 300) + "needle in the haystack",
+    ]
+    private static let queries = [
+        "walking", "walk", "walk*", "sun*", "sunshine walking", "\"on sunshine\"", "\"sunshine on\"", "\"the end\"",
+        "\"the the\"", "\"on on sunshine\"", "cafe", "café", "CAFÉ del", "\"del mar\"", "don't", "full", "ｗｉｄｔｈ",
+        "東京", "タワー", "夜景", "京タ", "カタカナ", "ｶﾀｶﾅ", "音", "音楽", "music 音楽", "\"a b c\"", "\"c a\"",
+        "\"a b c d e f a\"", "x*", "needle", "\"in the haystack\"", "\"word needle\"", "\"haystack word\"", "nothing",
+        "o*", "\"walking on\" sun*",
+    ]
+
+    @Test func theTextsMatchExactlyAsTheirIndexEntriesDo() {
+        var matches = 0
+        for text in Self.texts {
+            let entries = FullTextIndexing.entries(of: text)
+            for query in Self.queries {
+                let parsed = FullTextQuery(query)
+                let expected = parsed.isMatched(by: entries)
+                #expect(parsed.isMatched(byText: text) == expected, "\(query) in \(text)")
+                if expected { matches += 1 }
+            }
+        }
+        // Enough of both answers for the comparison to mean something.
+        #expect(matches > 40 && matches < Self.texts.count * Self.queries.count / 2)
+    }
+}
