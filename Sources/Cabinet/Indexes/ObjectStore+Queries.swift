@@ -60,13 +60,27 @@ extension ObjectStore {
             try objects(entry, (prefix, IndexKeys.keyAfterPrefix(prefix)), descending: false) { object, decoded in
                 let typed = try ObjectStore.typed(object, as: T.self)
                 // A damaged index page can name another row (see ``vouch(_:_:within:entry:)``).
-                if decoded && !typed[keyPath: keyPath].contains(where: { $0.rowID == target.rowID }) {
+                if decoded && !ObjectStore.list(typed[keyPath: keyPath], holds: target.rowID) {
                     throw ObjectStore.unvouched(entry, row: typed.rowID, index: "the references index")
                 }
                 try body(typed, &stop)
                 return !stop
             }
         }
+    }
+
+    /// Whether `list` holds the object of row `rowID`.
+    ///
+    /// This runs unspecialized (`U` is the caller's class), where iterating a `[U]`
+    /// goes through the element type's witnesses for every element. An array of a
+    /// class's references is laid out as an array of its superclass's (one buffer
+    /// of object pointers: the standard library's own upcasts of class arrays rely
+    /// on it), so the list is read as `[StoredObject]`, whose loop is specialized.
+    /// It is only read, never mutated through that view.
+    static func list<U: StoredObject>(_ list: [U], holds rowID: UInt32) -> Bool {
+        let objects = unsafeBitCast(list, to: [StoredObject].self)
+        for object in objects where object.rowID == rowID { return true }
+        return false
     }
 
     /// Calls `body` with each object whose indexed `keyPath` equals `value`, by row
