@@ -11,6 +11,7 @@ import Testing
         "the the the end of the road", "on on on sunshine on", "", "   ", "don’t stop me now", "Ｆｕｌｌ ｗｉｄｔｈ",
         "東京タワーの夜景", "カタカナとｶﾀｶﾅ", "音楽 music 音", "a b c d e f a b c", "x",
         String(repeating: "word ", count: 300) + "needle in the haystack",
+        "Don't Stop Me Now", "it's 4 O'Clock", "rock'n'roll 99 Luftballons", "'quoted' words' end'", "A1B2 x2 ZZ",
     ]
     private static let queries = [
         "walking", "walk", "walk*", "sun*", "sunshine walking", "\"on sunshine\"", "\"sunshine on\"", "\"the end\"",
@@ -18,6 +19,7 @@ import Testing
         "東京", "タワー", "夜景", "京タ", "カタカナ", "ｶﾀｶﾅ", "音", "音楽", "music 音楽", "\"a b c\"", "\"c a\"",
         "\"a b c d e f a\"", "x*", "needle", "\"in the haystack\"", "\"word needle\"", "\"haystack word\"", "nothing",
         "o*", "\"walking on\" sun*",
+        "dont", "4", "o'clock", "o'c*", "rock'n'roll", "rock", "99*", "LUFT*", "quoted", "words", "a1b2", "zz x2", "end",
     ]
 
     @Test func theTextsMatchExactlyAsTheirIndexEntriesDo() {
@@ -33,5 +35,15 @@ import Testing
         }
         // Enough of both answers for the comparison to mean something.
         #expect(matches > 40 && matches < Self.texts.count * Self.queries.count / 2)
+    }
+
+    /// The byte-by-byte reading answers the common case itself (so the comparison
+    /// above tests it) and declines what it can't read.
+    @Test func asciiTextsOfWordsAndPrefixesAreMatchedInPlace() {
+        #expect(FullTextQuery("sun* walking").isMatched(byASCII: "Walking on Sunshine") == true)
+        #expect(FullTextQuery("walk").isMatched(byASCII: "Walking on Sunshine") == false)
+        #expect(FullTextQuery("don't").isMatched(byASCII: "Don't Stop Me Now") == true)
+        #expect(FullTextQuery("\"on sunshine\"").isMatched(byASCII: "Walking on Sunshine") == nil)
+        #expect(FullTextQuery("cafe").isMatched(byASCII: "Café del Mar") == nil)
     }
 }

@@ -66,7 +66,10 @@ struct FullTextQuery {
         case phrase([FullTextTokenizer.Token])
     }
 
-    var terms: [Term]
+    private(set) var terms: [Term]
+    /// The terms' bytes, and whether each is a whole word (not a prefix), for
+    /// ``isMatched(byASCII:)``; `nil` for a query with a phrase or more than 64 terms.
+    private(set) var plainTerms: [(bytes: [UInt8], whole: Bool)]?
 
     init(_ text: String) {
         terms = []
@@ -79,6 +82,13 @@ struct FullTextQuery {
             rest = close == after.endIndex ? "" : after[after.index(after: close)...]
         }
         terms += FullTextQuery.unquoted(rest)
+        plainTerms = terms.count > 64 ? nil : terms.reduce(into: []) { plain, term in
+            switch term {
+            case .word(let word): plain?.append((Array(word.utf8), true))
+            case .prefix(let start): plain?.append((Array(start.utf8), false))
+            case .phrase: plain = nil
+            }
+        }
     }
 
     private static func phrase(_ text: String) -> [Term] {
@@ -143,6 +153,7 @@ extension FullTextQuery {
     /// lookup of them), which a search pays for every row it hands over.
     /// Words compare by their bytes, as the index's keys do.
     func isMatched(byText text: String) -> Bool {
+        if let matched = isMatched(byASCII: text) { return matched }
         let tokens = FullTextTokenizer.tokens(of: text)
         func same(_ token: FullTextTokenizer.Token, _ word: String) -> Bool { token.text.utf8.elementsEqual(word.utf8) }
         return terms.allSatisfy { term in
@@ -160,6 +171,37 @@ extension FullTextQuery {
                     return zip(phrase, positions).allSatisfy { word, at in at.contains(start + word.position) }
                 }
             }
+        }
+    }
+}
+
+extension FullTextQuery {
+    /// ``isMatched(byText:)`` of an ASCII `text` (most titles and notes) for a
+    /// query of words and prefixes, read byte by byte: the words
+    /// ``FullTextTokenizer/forEachASCIIWord(in:_:)`` finds, as the index has them,
+    /// compared in place instead of made into strings first. `nil` where it can't answer: a text that is not
+    /// ASCII, a phrase, more than 64 terms.
+    func isMatched(byASCII text: String) -> Bool? {
+        guard let plainTerms else { return nil }
+        var text = text
+        return text.withUTF8 { bytes -> Bool? in
+            let all: UInt64 = plainTerms.count == 64 ? ~0 : (1 << UInt64(plainTerms.count)) - 1
+            var found: UInt64 = 0
+            // Whether the folded word at `word` begins with `term` (and is no longer, for a whole word).
+            func begins(_ word: Range<Int>, with term: [UInt8], whole: Bool) -> Bool {
+                guard whole ? word.count == term.count : word.count >= term.count else { return false }
+                for (offset, byte) in term.enumerated() where FullTextTokenizer.folded(bytes[word.lowerBound + offset]) != byte {
+                    return false
+                }
+                return true
+            }
+            let ascii = FullTextTokenizer.forEachASCIIWord(in: bytes) { word in
+                for (number, term) in plainTerms.enumerated() where found & (1 << UInt64(number)) == 0 {
+                    if begins(word, with: term.bytes, whole: term.whole) { found |= 1 << UInt64(number) }
+                }
+                return found != all
+            }
+            return ascii ? found == all : nil
         }
     }
 }

@@ -62,37 +62,45 @@ enum FullTextTokenizer {
         var text = text
         return text.withUTF8 { bytes -> [Token]? in
             var tokens: [Token] = []
-            var start = -1
-            func isWord(_ byte: UInt8) -> Bool {
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A)
-            }
-            func flush(_ end: Int) {
-                guard start >= 0 else { return }
-                let word = String(unsafeUninitializedCapacity: end - start) { out in
-                    for i in start..<end {
-                        let byte = bytes[i]
-                        out[i - start] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-                    }
-                    return end - start
+            let ascii = forEachASCIIWord(in: bytes) { word in
+                let text = String(unsafeUninitializedCapacity: word.count) { out in
+                    for i in word { out[i - word.lowerBound] = folded(bytes[i]) }
+                    return word.count
                 }
-                tokens.append(Token(text: word, position: tokens.count))
-                start = -1
+                tokens.append(Token(text: text, position: tokens.count))
+                return true
             }
-            for i in 0..<bytes.count {
-                let byte = bytes[i]
-                guard byte < 0x80 else { return nil }
-                // An apostrophe between two word characters stays in the word.
-                let inner = byte == 0x27 && i > 0 && i + 1 < bytes.count && isWord(bytes[i - 1]) && isWord(bytes[i + 1])
-                if isWord(byte) || inner {
-                    if start < 0 { start = i }
-                } else {
-                    flush(i)
-                }
-            }
-            flush(bytes.count)
-            return tokens
+            return ascii ? tokens : nil
         }
     }
+
+    /// Calls `body` with the byte range of each word of ASCII `bytes`, in order,
+    /// until it returns false: a run of letters and digits, an apostrophe between
+    /// two of them included. False if `bytes` are not all ASCII (`body` may have
+    /// been called for the words before the first byte that is not).
+    static func forEachASCIIWord(in bytes: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) -> Bool {
+        func isWord(_ byte: UInt8) -> Bool {
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A)
+        }
+        var start = -1
+        for i in 0..<bytes.count {
+            let byte = bytes[i]
+            guard byte < 0x80 else { return false }
+            // An apostrophe between two word characters stays in the word.
+            let inner = byte == 0x27 && i > 0 && i + 1 < bytes.count && isWord(bytes[i - 1]) && isWord(bytes[i + 1])
+            if isWord(byte) || inner {
+                if start < 0 { start = i }
+            } else if start >= 0 {
+                guard body(start..<i) else { return bytes[i...].allSatisfy { $0 < 0x80 } }
+                start = -1
+            }
+        }
+        if start >= 0 { _ = body(start..<bytes.count) }
+        return true
+    }
+
+    /// An ASCII byte without case (the only folding ASCII needs).
+    static func folded(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
 
     /// Which folding made an index's words (``IndexCatalog/folding``): a folding
     /// that changes makes other words of the same text, so an index built by

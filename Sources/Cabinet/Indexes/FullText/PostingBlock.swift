@@ -106,7 +106,11 @@ enum PostingBlock {
     /// a common word this way, and most gaps and lengths are one byte.
     static func appendRows(of bytes: UnsafeRawBufferPointer, firstRow: UInt32, to rows: inout [UInt32]) throws(Damage) {
         guard !bytes.isEmpty else { throw Damage(description: "an empty posting block") }
-        rows.reserveCapacity(rows.count + bytes.count / 3)
+        // Every row takes at least three bytes. Grown by doubling: reserving the exact
+        // count at each block copied the whole array once a block. Reserved on every
+        // call, which leaves the appends below without a uniqueness check each.
+        let most = rows.count + bytes.count / 3
+        rows.reserveCapacity(most > rows.capacity ? max(most, 2 * rows.capacity) : most)
         var offset = 0, row = firstRow, started = false
         while offset < bytes.count {
             var gap: UInt64, count: UInt64
