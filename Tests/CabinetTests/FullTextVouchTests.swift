@@ -45,5 +45,21 @@ import Testing
         #expect(FullTextQuery("don't").isMatched(byASCII: "Don't Stop Me Now") == true)
         #expect(FullTextQuery("\"on sunshine\"").isMatched(byASCII: "Walking on Sunshine") == nil)
         #expect(FullTextQuery("cafe").isMatched(byASCII: "Café del Mar") == nil)
+        // Every term found before the first byte that is not ASCII: still declined.
+        #expect(FullTextQuery("walking").isMatched(byASCII: "Walking on Café") == nil)
+        #expect(FullTextQuery("walking").isMatched(byText: "Walking on Café") == true)
+    }
+
+    /// A query of up to 64 words and prefixes is matched in place; more are left to the tokens.
+    @Test func aQueryOfMoreThan64TermsIsMatchedAsTheEntriesAre() {
+        let words = (0..<65).map { "w\($0)" }
+        let text = words.joined(separator: " ")
+        let sixtyFour = FullTextQuery(words.prefix(64).joined(separator: " "))
+        let sixtyFive = FullTextQuery(words.joined(separator: " "))
+        #expect(sixtyFour.isMatched(byASCII: text) == true)
+        #expect(sixtyFour.isMatched(byASCII: words.prefix(63).joined(separator: " ")) == false)
+        #expect(sixtyFive.isMatched(byASCII: text) == nil)
+        #expect(sixtyFive.isMatched(byText: text) == sixtyFive.isMatched(by: FullTextIndexing.entries(of: text)))
+        #expect(sixtyFive.isMatched(byText: text))
     }
 }

@@ -13,8 +13,8 @@ import GRDB
 // pool-owner-touch is the notebook append without the append: the note inserted
 // and the notebook's record rewritten (its `touches` counted up), its list left
 // as it is. Two class files change, as for an append, but no list node: the
-// floor of what an append to a notebook can cost (BENCHMARKS.md, "The notebook
-// check's floor").
+// floor of what an append to a notebook can cost (BENCHMARKS.md, "Targets and
+// ceilings").
 //
 //   poolbench [pool-insert|pool-update|pool-list-append|pool-owner-touch|pool-read|store-insert|store-update|store-list-append|grdb-insert|grdb-update|grdb-read|all] [count] [directory]
 

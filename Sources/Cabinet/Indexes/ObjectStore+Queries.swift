@@ -72,11 +72,13 @@ extension ObjectStore {
     /// Whether `list` holds the object of row `rowID`.
     ///
     /// This runs unspecialized (`U` is the caller's class), where iterating a `[U]`
-    /// goes through the element type's witnesses for every element. An array of a
-    /// class's references is laid out as an array of its superclass's (one buffer
-    /// of object pointers: the standard library's own upcasts of class arrays rely
-    /// on it), so the list is read as `[StoredObject]`, whose loop is specialized.
-    /// It is only read, never mutated through that view.
+    /// goes through the element type's witnesses for every element. `U` can only
+    /// be a class (`StoredObject` is a superclass bound: no existential meets it),
+    /// and an array of class references is one buffer of object pointers whose
+    /// header and element offset do not depend on the class, so the list is read
+    /// as `[StoredObject]`, whose loop is specialized. (An `as` upcast would copy
+    /// element by element on Linux.) The view is only read, never mutated, and is
+    /// released with the scope.
     static func list<U: StoredObject>(_ list: [U], holds rowID: UInt32) -> Bool {
         let objects = unsafeBitCast(list, to: [StoredObject].self)
         for object in objects where object.rowID == rowID { return true }

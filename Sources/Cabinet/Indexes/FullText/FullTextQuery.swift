@@ -179,8 +179,8 @@ extension FullTextQuery {
     /// ``isMatched(byText:)`` of an ASCII `text` (most titles and notes) for a
     /// query of words and prefixes, read byte by byte: the words
     /// ``FullTextTokenizer/forEachASCIIWord(in:_:)`` finds, as the index has them,
-    /// compared in place instead of made into strings first. `nil` where it can't answer: a text that is not
-    /// ASCII, a phrase, more than 64 terms.
+    /// compared in place instead of made into strings first. `nil` where it can't
+    /// answer: a text that is not ASCII, a phrase, more than 64 terms.
     func isMatched(byASCII text: String) -> Bool? {
         guard let plainTerms else { return nil }
         var text = text

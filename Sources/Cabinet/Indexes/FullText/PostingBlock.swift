@@ -108,7 +108,8 @@ enum PostingBlock {
         guard !bytes.isEmpty else { throw Damage(description: "an empty posting block") }
         // Every row takes at least three bytes. Grown by doubling: reserving the exact
         // count at each block copied the whole array once a block. Reserved on every
-        // call, which leaves the appends below without a uniqueness check each.
+        // call: then the optimizer keeps the appends below free of a uniqueness
+        // check each (a reserve under an `if` made every append check).
         let most = rows.count + bytes.count / 3
         rows.reserveCapacity(most > rows.capacity ? max(most, 2 * rows.capacity) : most)
         var offset = 0, row = firstRow, started = false

@@ -13,8 +13,8 @@ import Glibc
 /// order nothing (Tokyo Cabinet's locks are its mutexes and read-write locks;
 /// no loop of it waits by yielding); they only cost a system call, a few per
 /// record: 9 per song of an indexed insert, about one per object of an index
-/// range query, which is a third of the time of both (BENCHMARKS.md, "Tokyo
-/// Cabinet's yields skipped").
+/// range query; skipping them halves a million-object save (BENCHMARKS.md,
+/// "Tokyo Cabinet's yields skipped").
 ///
 /// How: the library's import slot for `sched_yield` (its PLT's entry in the
 /// global offset table) is pointed at a function that returns 0, found through
