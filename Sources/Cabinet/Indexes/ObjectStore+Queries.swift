@@ -80,6 +80,9 @@ extension ObjectStore {
     /// element by element on Linux.) The view is only read, never mutated, and is
     /// released with the scope.
     static func list<U: StoredObject>(_ list: [U], holds rowID: UInt32) -> Bool {
+        // The cast's premise, checked once a list: a generic constraint loosened
+        // later would make it read other values as objects.
+        precondition((U.self as Any.Type) is StoredObject.Type, "list(_:holds:) reads its list as objects; \(U.self) is not a StoredObject")
         let objects = unsafeBitCast(list, to: [StoredObject].self)
         for object in objects where object.rowID == rowID { return true }
         return false

@@ -124,6 +124,8 @@ extension FullTextQuery {
     /// (``FullTextIndexing/entries(of:)``) matches every term, as
     /// ``FullTextSearch`` finds it in the index: a word by its bytes, a prefix by
     /// any word whose bytes start so, a phrase by positions at its distances.
+    /// The definition a search's faster check, ``isMatched(byText:)``, is tested
+    /// against (`FullTextVouchTests`).
     func isMatched(by entries: [IndexEntry]) -> Bool {
         var positions: [[UInt8]: [Int]] = [:]
         for entry in entries {

@@ -61,8 +61,8 @@ extension ObjectStore {
     }
 
     /// Whether `object`'s saved text matches `query`, as the index found it.
+    /// (Both ``StoredIndex/fullText(_:named:)`` forms give the index its text.)
     private func vouches(_ query: FullTextQuery, _ index: StoredIndex, _ object: StoredObject) -> Bool {
-        if let text = index.text { return text(object).map(query.isMatched(byText:)) ?? false }
-        return (try? query.isMatched(by: index.entries(object))) == true
+        index.text?(object).map(query.isMatched(byText:)) == true
     }
 }
